@@ -1,0 +1,25 @@
+/* cli - the migbed command's subcommands. Each takes (argc, argv) with argv[0] = the
+ * subcommand's own name and returns the process exit status:
+ *   0  success (for run: the run met its expectation)
+ *   1  the run did not meet its expectation / a check found defects of the *run*
+ *   2  bad usage or bad input (file:line: problem on stderr), nothing written
+ * Every subcommand answers --help on stdout with exit 0. */
+#ifndef MIGBED_CLI_CLI_H
+#define MIGBED_CLI_CLI_H
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+int cmd_trace_gen(int argc, char **argv);
+int cmd_trace_stat(int argc, char **argv);
+int cmd_trace_check(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_source(int argc, char **argv);
+int cmd_dest(int argc, char **argv);
+int cmd_causes(int argc, char **argv);
+
+/* Print "migbed: <msg>" to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

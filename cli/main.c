@@ -1,0 +1,85 @@
+/* migbed - entry point: dispatch to a subcommand. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#ifndef MIGBED_VERSION
+#define MIGBED_VERSION "0.1.0"
+#endif
+
+struct subcmd {
+	const char *name;
+	const char *sub;        /* second word, or NULL */
+	int (*fn)(int, char **);
+	const char *summary;
+};
+
+static const struct subcmd subcmds[] = {
+	{ "run", NULL, cmd_run, "replay a trace through a migration and verify it (the main job)" },
+	{ "source", NULL, cmd_source, "the source side of a two-process migration (--connect)" },
+	{ "dest", NULL, cmd_dest, "the destination side of a two-process migration (--listen)" },
+	{ "trace", "gen", cmd_trace_gen, "generate a synthetic page-dirtying trace" },
+	{ "trace", "stat", cmd_trace_stat, "summarise a trace (--json)" },
+	{ "trace", "check", cmd_trace_check, "validate a trace, reporting every defect" },
+	{ "causes", NULL, cmd_causes, "list the named failure causes (--json)" },
+};
+#define N_SUBCMDS (sizeof subcmds / sizeof subcmds[0])
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("migbed: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLI_EXIT_USAGE;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: migbed <command> [options]   (migbed <command> --help for details)\n\n"
+		   "A deterministic simulation and fault-injection test bed for QEMU's RDMA live\n"
+		   "migration, with a simulated HCA (model) and a real one (verbs).\n\ncommands:\n");
+	for (size_t i = 0; i < N_SUBCMDS; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "%s%s%s", subcmds[i].name, subcmds[i].sub ? " " : "",
+			 subcmds[i].sub ? subcmds[i].sub : "");
+		fprintf(f, "  %-14s %s\n", name, subcmds[i].summary);
+	}
+	fprintf(f, "\nexit status: 0 success, 1 the run failed its expectation, 2 bad usage or input\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("migbed %s\n", MIGBED_VERSION);
+		return CLI_EXIT_OK;
+	}
+	for (size_t i = 0; i < N_SUBCMDS; i++) {
+		if (strcmp(argv[1], subcmds[i].name) != 0)
+			continue;
+		if (!subcmds[i].sub)
+			return subcmds[i].fn(argc - 1, argv + 1);
+		if (argc >= 3 && !strcmp(argv[2], subcmds[i].sub))
+			return subcmds[i].fn(argc - 2, argv + 2);
+	}
+	if (argc >= 2 && !strcmp(argv[1], "trace")) {
+		if (argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+			printf("usage: migbed trace gen|stat|check ...\n");
+			return CLI_EXIT_OK;
+		}
+		return cli_usage_error("trace: expected gen, stat or check (see migbed --help)");
+	}
+	return cli_usage_error("unknown command '%s' (see migbed --help)", argv[1]);
+}

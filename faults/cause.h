@@ -1,0 +1,157 @@
+/* cause - the one table of named ways a migration (or a migbed run) can fail.
+ *
+ * Every failure path in the protocol, the engine and the transports ends in exactly one row
+ * of this table. A row is X(NAME, message, hint, qemu): NAME is stable (printed, grepped by
+ * the Bats tests, counted by the coverage map), message is one line, hint says what to look
+ * at, qemu lists the messages QEMU prints in the same situation (spec §4.2), separated by
+ * " | ", so a person holding a QEMU log can find the row.
+ *
+ * Functions return 0 or a negative cause code (-CAUSE_x); details (block, chunk, rkey, the
+ * work-completion status) travel beside it in a struct cause_ctx. */
+#ifndef MIGBED_FAULTS_CAUSE_H
+#define MIGBED_FAULTS_CAUSE_H
+#include <stdint.h>
+
+#define CAUSE_TABLE(X) \
+X(CONNECT_FAILED, "could not connect to the destination", \
+  "check the address and that `migbed dest` (or QEMU -incoming) listens there", \
+  "RDMA ERROR: connecting to destination! | could not resolve address | could not resolve rdma route | result not equal to event_addr_resolved") \
+X(CONNECT_REJECTED, "the destination rejected the connection", \
+  "the destination refused the capabilities or was not ready", \
+  "RDMA ERROR: connecting to destination!") \
+X(ACCEPT_FAILED, "the destination could not accept the connection", \
+  "see the destination's log for the failing verbs call", \
+  "rdma_accept failed | rdma_accept get_cm_event failed | rdma_accept not event established") \
+X(VERSION_UNSUPPORTED, "the peer speaks an unknown RDMA migration protocol version", \
+  "both sides must use protocol version 1", \
+  "Unknown source RDMA version: %d, bailing...") \
+X(DEVICE_SETUP_FAILED, "allocating verbs resources (PD, CQ, completion channel, QP) failed", \
+  "check the RDMA device, `ulimit -l` and the kernel log", \
+  "failed to allocate protection domain | failed to allocate completion channel | failed to allocate completion queue | rdma migration: error allocating qp!") \
+X(CONTROL_REG_FAILED, "registering the control-message buffers failed", \
+  "memlock limit too low for 3 x 512 KiB control buffers?", \
+  "error registering %d control!") \
+X(CHUNK_SIZE_MISMATCH, "source and destination chunk sizes differ and the policy is refuse", \
+  "set the same x-rdma-chunk-size on both sides, or use --on-mismatch adapt", \
+  "(QEMU has no such check: it fails later with REMOTE_ACCESS_ERROR's messages)") \
+X(RAM_BLOCK_COUNT_MISMATCH, "source and destination have a different number of RAM blocks", \
+  "the guest configurations differ: compare the QEMU command lines", \
+  "ram blocks mismatch (Number of blocks %d vs %d) | Your QEMU command line parameters are probably not identical on both the source and destination.") \
+X(RAM_BLOCK_LENGTH_MISMATCH, "a RAM block has a different length on the destination", \
+  "the guest configurations differ (memory size, device ROMs)", \
+  "Block %s/%d has a different length %lu vs %lu") \
+X(RAM_BLOCK_NOT_FOUND, "a RAM block of the source does not exist on the destination", \
+  "the guest configurations differ (devices)", \
+  "RAMBlock '%s' not found on destination") \
+X(CONTROL_SEND_FAILED, "posting a control-message SEND failed", \
+  "the QP may be in the error state after an earlier failure", \
+  "Failed to use post IB SEND for control") \
+X(CONTROL_SEND_ERROR, "a control-message SEND completed with an error status", \
+  "RNR or retry errors point at the peer or the link; flush errors at an earlier failure", \
+  "rdma migration: send polling control error") \
+X(CONTROL_RECV_FAILED, "posting a control-message RECV failed", \
+  "the QP may be in the error state after an earlier failure", \
+  "error posting control recv") \
+X(CONTROL_RECV_ERROR, "a control-message RECV completed with an error status", \
+  "a flushed RECV means this side's QP went to error: usually the peer failed first", \
+  "rdma migration: recv polling control error!") \
+X(UNEXPECTED_MESSAGE, "a control message of an unexpected type arrived", \
+  "protocol state disagreement between the peers (or a dropped/duplicated message)", \
+  "Was expecting a %s (%d) control message, but got: %s (%d), length: %d | Unknown control message %s | Invalid RESULT message at dest.") \
+X(PEER_ERROR, "the peer sent an ERROR control message", \
+  "the other side failed first: see its cause", \
+  "Was expecting a %s (%d) control message, but got: ERROR (1), length: 0 | Early error. Sending error.") \
+X(MESSAGE_MALFORMED, "a control message has a bad length", \
+  "corrupted or truncated control message", \
+  "too long length: %d | Malformed length: %d byte_len %d") \
+X(TOO_MANY_REQUESTS, "a control message packs more requests than allowed (4096)", \
+  "corrupted control message or a misbehaving peer", \
+  "rdma: Too many requests in this message (%d).Bailing.") \
+X(BAD_REGISTER_REQUEST, "a REGISTER REQUEST names a bad block or address", \
+  "corrupted request or RAM layouts that disagree", \
+  "rdma: 'register' bad block index %u (vs %d) | rdma: bad register address for block %s offset: %x current_addr: %x | rdma: bad chunk for block") \
+X(BAD_COMPRESS, "a COMPRESS message names a bad block or a non-zero value", \
+  "corrupted message", \
+  "rdma: 'compress' bad block index | rdma: Zero page with non-zero (%d) value") \
+X(DEST_REG_FAILED, "the destination could not register (pin) a chunk", \
+  "memlock limit (ulimit -l, CAP_IPC_LOCK) or memory pressure on the destination; larger chunks pin more", \
+  "cannot get rkey") \
+X(DEST_PIN_ALL_FAILED, "the destination could not register a whole RAM block (pin-all)", \
+  "pin-all pins all guest RAM at once: raise the memlock limit or disable pin-all", \
+  "Failed to register local dest ram block!") \
+X(SOURCE_REG_FAILED, "the source could not register its own memory", \
+  "memlock limit (ulimit -l, CAP_IPC_LOCK) on the source", \
+  "cannot get lkey | cannot get lkey!") \
+X(REMOTE_ACCESS_ERROR, "an RDMA WRITE was rejected by the destination (IBV_WC_REM_ACCESS_ERR)", \
+  "the write fell outside the memory the destination registered: do the peers agree on the chunk size (x-rdma-chunk-size)?", \
+  "rdma migration: polling error | Failed to Wait for previous write to complete block %d chunk %lu | rdma migration: complete polling error! | RDMA is in an error state waiting migration to abort!") \
+X(WRITE_POST_FAILED, "posting an RDMA WRITE failed", \
+  "the QP may be in the error state after an earlier failure", \
+  "rdma migration: post rdma write failed") \
+X(SEND_QUEUE_FULL, "the send queue stayed full (512 WRs)", \
+  "completions are not coming back: the link or the peer is stuck", \
+  "rdma migration: failed to make room in full send queue!") \
+X(WRITE_COMPLETION_ERROR, "an RDMA WRITE completed with an error status", \
+  "see the status: retry errors mean a dead link, flush errors an earlier failure", \
+  "rdma migration: polling error | rdma migration: complete polling error!") \
+X(RNR_RETRY_EXCEEDED, "a SEND found no RECV posted at the peer (IBV_WC_RNR_RETRY_EXC_ERR, rnr_retry 0)", \
+  "the READY credit discipline was broken (duplicated message?) or the peer is too slow", \
+  "rdma migration: send polling control error | ibv_poll_cq wc.status=13 RNR retry counter exceeded!") \
+X(TRANSPORT_RETRY_EXCEEDED, "the link stopped acknowledging (IBV_WC_RETRY_EXC_ERR)", \
+  "the wire is down or losing every packet; RC gave up after retry_count retries", \
+  "rdma migration: polling error | rdma migration: send polling control error") \
+X(QP_ERROR, "the local QP was moved to the error state", \
+  "every outstanding work request is flushed after this", \
+  "rdma migration: polling error | RDMA is in an error state waiting migration to abort!") \
+X(PEER_DISCONNECTED, "the peer disconnected (RDMA_CM_EVENT_DISCONNECTED)", \
+  "the other side exited or failed: see its cause", \
+  "receive cm event, cm event is 10") \
+X(DEVICE_REMOVED, "the RDMA device went away (RDMA_CM_EVENT_DEVICE_REMOVAL)", \
+  "the rxe link or NIC was removed", \
+  "receive cm event, cm event is 11") \
+X(TIMEOUT, "a bounded wait expired", \
+  "the detail names what was awaited; a stuck peer or a lost message", \
+  "(QEMU waits without a bound here: it hangs)") \
+X(DEST_INCOMPLETE, "the destination did not receive the whole migration", \
+  "the source stopped early; the destination must not report success", \
+  "load of migration failed") \
+X(VERIFY_MISMATCH, "the destination's memory differs from the source's", \
+  "a real corruption: keep the trace, seed and event log; this is a finding", \
+  "Memory content inconsistency at %x") \
+X(RESOURCE_EXHAUSTED, "migbed ran out of memory or another host resource", \
+  "reduce the guest size or use the stamp memory representation", \
+  "") \
+X(INTERNAL, "an internal invariant failed", \
+  "a migbed bug: please report it with the scenario and seed", \
+  "")
+
+enum cause_code {
+	CAUSE_NONE = 0,
+#define CAUSE_ENUM_(name, msg, hint, qemu) CAUSE_##name,
+	CAUSE_TABLE(CAUSE_ENUM_)
+#undef CAUSE_ENUM_
+	CAUSE_COUNT
+};
+
+/* "REMOTE_ACCESS_ERROR"; "NONE" for 0; "UNKNOWN" for out-of-range. Accepts c or -c. */
+const char *cause_name(int c);
+const char *cause_message(int c);
+const char *cause_hint(int c);
+const char *cause_qemu(int c);
+/* NAME -> code (positive), or 0 if unknown. */
+int cause_lookup(const char *name);
+
+/* What a failing side knows about its failure. */
+#define CAUSE_DETAIL_MAX 320
+struct cause_ctx {
+	int cause;                     /* positive cause code, 0 = none */
+	const char *side;              /* "src" / "dst" */
+	uint64_t t_ns;                 /* virtual time of the failure */
+	char detail[CAUSE_DETAIL_MAX]; /* "block=pc.ram chunk=3 rkey=0x1234 status=REM_ACCESS_ERR (remote access error)" */
+};
+
+/* Record the first failure only (later ones are consequences). Returns -cause. */
+int cause_set(struct cause_ctx *cx, int cause, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

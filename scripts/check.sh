@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# scripts/check.sh UNIT_TEST_BIN... - migbed's whole test suite, as `make check` runs it.
+#
+#   1. cmocka unit tests (TAP output), one binary per module
+#   2. Bats, model lane: bats/*.bats plus one generated test per bats/scenarios/*.scn
+#   3. Bats, verbs lane: bats/verbs/*.bats on a native rxe/siw device if topologies/detect
+#      finds one, otherwise inside one boot of the soft-RoCE VM (topologies/vm/rxe-vm).
+#      MIGBED_SKIP_VERBS=1 skips it, loudly; in CI (CI=true) a VM that cannot start fails.
+# Ends with "N passed, N failed" and exits non-zero if anything failed.
+set -u -o pipefail
+BUILD=${BUILD:-build}
+export MIGBED=${MIGBED:-$PWD/$BUILD/migbed}
+export MIGBED_BUILD=$PWD/$BUILD
+LOGDIR=$BUILD/check-logs
+mkdir -p "$LOGDIR"
+passed=0 failed=0 skipped=0
+failures=()
+
+# count TAP lines of one log: adds to the totals, remembers failing test names
+count_tap() {  # $1 = label, $2 = log
+  local p f s
+  p=$(grep -cE '^ok [0-9]+' "$2" | head -1) || true
+  s=$(grep -cE '^ok [0-9]+.*# (skip|SKIP)' "$2") || true
+  f=$(grep -cE '^not ok [0-9]+' "$2") || true
+  passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+  while IFS= read -r l; do failures+=("$1: $l"); done < <(grep -E '^not ok [0-9]+' "$2")
+}
+
+echo "== unit tests (cmocka)"
+for t in "$@"; do
+  name=${t#"$BUILD"/test/}; log="$LOGDIR/unit-${name//\//_}.tap"
+  CMOCKA_MESSAGE_OUTPUT=TAP "$t" >"$log" 2>&1; rc=$?
+  count_tap "$name" "$log"
+  if [ $rc -ne 0 ] && ! grep -qE '^not ok' "$log"; then
+    failed=$((failed + 1)); failures+=("$name: exited $rc without a failing test (crash?)")
+  fi
+  printf '  %-40s %s\n' "$name" "$( [ $rc -eq 0 ] && echo ok || echo FAIL)"
+done
+
+echo "== bats (model lane)"
+scripts/gen-scenario-bats.sh bats/scenarios "$BUILD/bats/scenarios.bats" || { failed=$((failed+1)); failures+=("scenario bats generation failed"); }
+bats_files=$(ls bats/*.bats 2>/dev/null; [ -s "$BUILD/bats/scenarios.bats" ] && echo "$BUILD/bats/scenarios.bats")
+if [ -n "$bats_files" ]; then
+  # shellcheck disable=SC2086
+  bats --tap $bats_files >"$LOGDIR/bats-model.tap" 2>&1
+  count_tap bats-model "$LOGDIR/bats-model.tap"
+  grep -E '^not ok' -A6 "$LOGDIR/bats-model.tap" | head -60
+  echo "  $(grep -cE '^ok' "$LOGDIR/bats-model.tap") ok, $(grep -cE '^not ok' "$LOGDIR/bats-model.tap") not ok"
+fi
+
+echo "== bats (verbs lane)"
+if [ "${MIGBED_SKIP_VERBS:-0}" = 1 ]; then
+  echo "  ********************************************************************"
+  echo "  * MIGBED_SKIP_VERBS=1: the verbs lane (real RDMA on rxe) is SKIPPED *"
+  echo "  ********************************************************************"
+elif ls bats/verbs/*.bats >/dev/null 2>&1; then
+  log="$LOGDIR/bats-verbs.tap"
+  t0=$(date +%s)
+  if topologies/detect >/dev/null 2>&1; then
+    echo "  native RDMA device found: running on it"
+    bats --tap bats/verbs/*.bats >"$log" 2>&1; rc=$?
+  else
+    echo "  no RDMA device on this host: running the verbs lane in one soft-RoCE VM boot"
+    topologies/vm/rxe-vm bats --tap bats/verbs/ >"$log" 2>&1; rc=$?
+  fi
+  count_tap bats-verbs "$log"
+  if [ $rc -ne 0 ] && ! grep -qE '^not ok' "$log"; then
+    failed=$((failed + 1)); failures+=("verbs lane: exited $rc without test results (VM could not start?)")
+    tail -n 40 "$log"
+  fi
+  grep -E '^not ok' -A6 "$log" | head -60
+  echo "  verbs lane: $(grep -cE '^ok' "$log") ok, $(grep -cE '^not ok' "$log") not ok, wall $(( $(date +%s) - t0 )) s"
+fi
+
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "== failures"
+  printf '  %s\n' "${failures[@]}"
+fi
+echo "logs: $LOGDIR"
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]

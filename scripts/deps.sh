@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scripts/deps.sh GROUP... - make sure the Debian packages migbed needs are installed.
+#
+# Groups:  build  compiler-side libraries and test tools (make, make check)
+#          vm     the soft-RoCE VM lane: qemu, busybox, kernel tooling, rdma-core tools, perftest
+#          all    both
+# As root, missing packages are installed with apt-get (no recommends). Otherwise the exact
+# apt-get line is printed and the script exits 1. Exit 0 when everything is present.
+set -u
+BUILD_PKGS="gcc make pkg-config libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
+            libzstd-dev libcmocka-dev bats lcov"
+VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ibverbs-providers
+         ibverbs-utils rdmacm-utils perftest"
+
+want=""
+[ $# -gt 0 ] || set -- build
+for g in "$@"; do
+  case "$g" in
+    build) want="$want $BUILD_PKGS" ;;
+    vm)    want="$want $VM_PKGS" ;;
+    all)   want="$want $BUILD_PKGS $VM_PKGS" ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "deps.sh: unknown group '$g' (build, vm, all)" >&2; exit 2 ;;
+  esac
+done
+
+missing=""
+for p in $(echo "$want" | tr ' ' '\n' | sort -u); do
+  [ -n "$p" ] || continue
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || st=""
+  case "$st" in *" installed") ;; *) missing="$missing $p" ;; esac
+done
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+  echo "migbed: missing Debian packages:$missing" >&2
+  echo "migbed: run as root:  apt-get update && $line" >&2
+  exit 1
+fi
+echo "migbed: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1; then
+  apt-get update -q >/dev/null 2>&1 || true
+  apt-get install -y -q --no-install-recommends $missing >&2 || {
+    echo "migbed: apt-get failed; try: apt-get update && $line" >&2; exit 1; }
+fi
+exit 0

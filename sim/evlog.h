@@ -1,0 +1,27 @@
+/* evlog - the run's event log: one compact line per event.
+ *
+ *   <seconds>.<9-digit ns> <side> <event>[ key=value ...]
+ *   0.000123456 src reg_mr block=0 chunk=3 bytes=1048576
+ *
+ * Time is the virtual clock, so the same inputs and seed give a byte-identical log on the
+ * model backend. Sides are short tokens: "src", "dst", "sim", "wire". Field values never
+ * contain spaces. The log is kept in memory-bounded buffered I/O and written to its file
+ * (or discarded when opened with a NULL path); counts per event name are always kept. */
+#ifndef MIGBED_SIM_EVLOG_H
+#define MIGBED_SIM_EVLOG_H
+#include <stdint.h>
+#include "sim/vclock.h"
+
+typedef struct evlog evlog;
+
+/* path NULL: count only. The file is written as path.tmp and renamed by evlog_close. */
+int evlog_open(const char *path, const vclock *clk, evlog **out);
+void evlog_emit(evlog *ev, const char *side, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+uint64_t evlog_count(const evlog *ev);
+/* Flush, rename into place; 0 or -errno. Frees ev. */
+int evlog_close(evlog *ev);
+/* Drop the partial file; frees ev. */
+void evlog_abort(evlog *ev);
+
+#endif

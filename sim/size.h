@@ -1,0 +1,17 @@
+/* size - SIZE arguments: a decimal byte count with an optional binary unit.
+ *
+ * Accepted: "4096", "64K", "1M", "1G", "2T" (K=2^10 ... T=2^40; also "64KiB", "1MiB", ...).
+ * Rejected: empty, signs, spaces, decimals ("1.5G"), unknown units, overflow past 2^64-1. */
+#ifndef MIGBED_SIM_SIZE_H
+#define MIGBED_SIM_SIZE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* 0 and *out set, or -EINVAL (malformed) / -ERANGE (too large); *out untouched on error. */
+int size_parse(const char *s, uint64_t *out);
+/* Shortest exact form: 1048576 -> "1M", 4096 -> "4K", 1000 -> "1000". Returns buf. */
+const char *size_format(uint64_t bytes, char *buf, size_t buflen);
+/* Decimal unsigned integer, no sign, no unit: 0, -EINVAL or -ERANGE. */
+int size_parse_u64(const char *s, uint64_t *out);
+
+#endif

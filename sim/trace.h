@@ -1,0 +1,84 @@
+/* trace - migbed page-dirtying traces, format v1 (docs/trace-format.md).
+ *
+ * A trace declares the page size, the guest's RAM blocks and the workload's duration, then
+ * epochs in virtual time, each listing the pages written at that time as ranges per block.
+ * Example:
+ *
+ *   migbed-trace 1
+ *   page-size 4K
+ *   block pc.ram 1G
+ *   duration 60s
+ *   epoch 0ms
+ *   pc.ram 0-262143
+ *   epoch 10ms
+ *   pc.ram 17 40-99
+ *
+ * Files ending in ".zst" are zstd-compressed (libzstd). Reading streams: only the header and
+ * the current line are in memory. Writing goes to FILE.tmp and is renamed on success, so a
+ * failed write never leaves a half-written FILE. */
+#ifndef MIGBED_SIM_TRACE_H
+#define MIGBED_SIM_TRACE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "sim/diag.h"
+
+#define TRACE_VERSION 1
+#define TRACE_MAX_BLOCKS 64
+#define TRACE_BLOCK_NAME_MAX 63   /* bytes, [A-Za-z0-9._:/-] */
+
+struct trace_block {
+	char name[TRACE_BLOCK_NAME_MAX + 1];
+	uint64_t size_bytes;          /* multiple of page_size */
+};
+
+struct trace_header {
+	uint32_t version;
+	uint64_t page_size;           /* power of two, 512 .. 1G */
+	uint64_t duration_ns;         /* every epoch time is < duration_ns */
+	size_t n_blocks;
+	struct trace_block blocks[TRACE_MAX_BLOCKS];
+};
+
+/* Pages [first_page, first_page + n_pages) of block `block` (index into the header). */
+struct trace_range {
+	uint32_t block;
+	uint64_t first_page;
+	uint64_t n_pages;
+};
+
+typedef struct trace_reader trace_reader;
+
+/* Open and read the header. -EINVAL with d = "FILE:LINE: problem" on bad input, -errno on
+ * I/O errors (d set too). */
+int trace_open(const char *path, trace_reader **out, struct diag *d);
+const struct trace_header *trace_header(const trace_reader *r);
+/* Next epoch: 1 and *t_ns set, 0 at the end of the trace, <0 on error (see trace_diag).
+ * Ranges of the previous epoch not yet read are skipped (and validated). */
+int trace_next_epoch(trace_reader *r, uint64_t *t_ns);
+/* Next range of the current epoch: 1 and *out set, 0 at the end of the epoch, <0 error. */
+int trace_next_range(trace_reader *r, struct trace_range *out);
+/* The diagnostic of the last error ("FILE:LINE: problem"). */
+const char *trace_diag(const trace_reader *r);
+void trace_close(trace_reader *r);
+
+/* Validate the whole file; calls report(file:line: problem) for every defect found (a
+ * reader that resynchronises at the next line). Returns the number of defects, or
+ * -errno when the file cannot be read at all (also reported). */
+typedef void (*trace_report_fn)(void *arg, const char *diag_line);
+long trace_check(const char *path, trace_report_fn report, void *arg);
+
+typedef struct trace_writer trace_writer;
+
+int trace_writer_open(const char *path, const struct trace_header *h, trace_writer **out,
+		      struct diag *d);
+/* Epoch times must be strictly increasing and < duration. */
+int trace_writer_epoch(trace_writer *w, uint64_t t_ns);
+int trace_writer_range(trace_writer *w, const struct trace_range *r);
+/* Optional comment line ("# text") in the header area; only before the first epoch. */
+int trace_writer_comment(trace_writer *w, const char *text);
+/* Flush, fsync, rename FILE.tmp -> FILE. 0 or -errno. Frees w. */
+int trace_writer_close(trace_writer *w);
+/* Remove FILE.tmp. Frees w. */
+void trace_writer_abort(trace_writer *w);
+
+#endif

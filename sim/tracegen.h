@@ -1,0 +1,49 @@
+/* tracegen - synthetic workload generators that write trace v1 files.
+ *
+ *   rand-set  like `stress-ng --vm N --vm-bytes B --vm-method rand-set`: N workers, each
+ *             sweeping its own B bytes sequentially at sweep_bytes_per_s, rewriting every
+ *             page once per pass. Worker regions are laid out back to back from page 0.
+ *             Epoch 0 holds the first touch of every worker's region (stress-ng populates
+ *             its buffers before the migration starts).
+ *   random    `rate_pages_per_s` pages chosen uniformly over the guest, per epoch.
+ *   hotcold   a hot set (hot_fraction of the guest, at the start) written at hot_rate, the
+ *             rest at cold_rate pages/s, uniform within each set.
+ *   idle      no writes at all (one empty epoch at 0).
+ *
+ * The same options produce the same file, byte for byte. */
+#ifndef MIGBED_SIM_TRACEGEN_H
+#define MIGBED_SIM_TRACEGEN_H
+#include <stdint.h>
+#include "sim/diag.h"
+
+enum tgen_pattern { TGEN_RAND_SET, TGEN_RANDOM, TGEN_HOTCOLD, TGEN_IDLE };
+
+struct tgen_opts {
+	enum tgen_pattern pattern;
+	uint64_t guest_bytes;             /* one block "pc.ram" of this size */
+	uint64_t page_size;               /* default 4096 */
+	uint64_t duration_ms;
+	uint64_t epoch_ms;                /* spacing of epochs, default 10 */
+	uint64_t seed;
+	/* rand-set */
+	uint32_t workers;                 /* default 4 */
+	uint64_t worker_bytes;            /* default guest/8 */
+	uint64_t sweep_bytes_per_s;       /* per worker; default 1 GiB/s */
+	/* random */
+	uint64_t rate_pages_per_s;        /* default 25600 (100 MiB/s at 4K) */
+	/* hotcold */
+	double hot_fraction;              /* default 0.05 */
+	uint64_t hot_pages_per_s;         /* default 25600 */
+	uint64_t cold_pages_per_s;        /* default 256 */
+};
+
+/* Fill defaults for every field left 0 (pattern and guest_bytes must be set by caller). */
+void tgen_defaults(struct tgen_opts *o);
+/* -EINVAL with d on impossible options (e.g. workers * worker_bytes > guest). */
+int tgen_validate(const struct tgen_opts *o, struct diag *d);
+int tgen_write(const struct tgen_opts *o, const char *path, struct diag *d);
+/* "rand-set" etc. -> pattern; -EINVAL if unknown. */
+int tgen_pattern_parse(const char *s, enum tgen_pattern *out);
+const char *tgen_pattern_name(enum tgen_pattern p);
+
+#endif

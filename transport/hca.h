@@ -1,0 +1,239 @@
+/* hca - the one narrow seam between the migration protocol and RDMA hardware, shaped after
+ * libibverbs + librdmacm, with two backends:
+ *   model  an in-process simulated HCA with real verbs semantics (transport/hca_model.c)
+ *   verbs  rdma-core on rxe/siw/real NICs (transport/hca_verbs.c)
+ *
+ * Time. A *world* owns the run's virtual clock. Virtual time moves only here and only by
+ * the cost model (struct hca_cost), identically on both backends:
+ *   - every posted SEND / RDMA WRITE occupies its side's outgoing link: it starts at
+ *     max(now, link free), lasts wr_overhead_ns + bytes / link rate, and completes (and is
+ *     delivered to the peer) msg_latency_ns after that;
+ *   - a completion is *visible* to hca_poll only once the clock has reached its time;
+ *     hca_wait advances the clock to the earliest pending event (discrete-event style);
+ *   - hca_reg_mr charges reg_fixed_ns + reg_per_page_ns per 4 KiB page to the clock.
+ * The verbs backend moves real bytes and reports real completions, but they become visible
+ * at the same virtual times, so both backends make the same protocol decisions.
+ *
+ * Progress. The protocol's source is blocking code; the destination is reactive. When a
+ * side waits and nothing it waits for is visible, the world runs every registered progress
+ * function (the other endpoint in the same process), then advances the clock, then (verbs)
+ * blocks on the devices' file descriptors. A wait that can never be satisfied returns 0
+ * (timeout) at its deadline; the caller turns that into CAUSE_TIMEOUT naming what it waited
+ * for.
+ *
+ * Errors: functions return 0 / 1 (got something) or a negative errno from the call that
+ * failed; completions carry ibv_wc_status values; CM events come from hca_ep_poll_event.
+ * The protocol maps them to named causes (faults/cause.h). Every call is logged to the
+ * world's evlog with its side. */
+#ifndef MIGBED_TRANSPORT_HCA_H
+#define MIGBED_TRANSPORT_HCA_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "sim/evlog.h"
+#include "sim/vclock.h"
+
+struct mem;
+
+enum hca_backend_kind { HCA_BACKEND_MODEL, HCA_BACKEND_VERBS };
+
+/* Same numbering as enum ibv_wc_status. */
+enum hca_wc_status {
+	HCA_WC_SUCCESS = 0,
+	HCA_WC_LOC_LEN_ERR = 1,
+	HCA_WC_LOC_QP_OP_ERR = 2,
+	HCA_WC_LOC_EEC_OP_ERR = 3,
+	HCA_WC_LOC_PROT_ERR = 4,
+	HCA_WC_WR_FLUSH_ERR = 5,
+	HCA_WC_MW_BIND_ERR = 6,
+	HCA_WC_BAD_RESP_ERR = 7,
+	HCA_WC_LOC_ACCESS_ERR = 8,
+	HCA_WC_REM_INV_REQ_ERR = 9,
+	HCA_WC_REM_ACCESS_ERR = 10,
+	HCA_WC_REM_OP_ERR = 11,
+	HCA_WC_RETRY_EXC_ERR = 12,
+	HCA_WC_RNR_RETRY_EXC_ERR = 13,
+	HCA_WC_LOC_RDD_VIOL_ERR = 14,
+	HCA_WC_REM_INV_RD_REQ_ERR = 15,
+	HCA_WC_REM_ABORT_ERR = 16,
+	HCA_WC_INV_EECN_ERR = 17,
+	HCA_WC_INV_EEC_STATE_ERR = 18,
+	HCA_WC_FATAL_ERR = 19,
+	HCA_WC_RESP_TIMEOUT_ERR = 20,
+	HCA_WC_GENERAL_ERR = 21,
+	HCA_WC_STATUS_COUNT
+};
+/* ibv_wc_status_str()'s text ("remote access error"), and a token ("REM_ACCESS_ERR"). */
+const char *hca_wc_status_str(int status);
+const char *hca_wc_status_name(int status);
+
+enum hca_wc_opcode { HCA_WC_OP_SEND = 0, HCA_WC_OP_RDMA_WRITE = 1, HCA_WC_OP_RECV = 128 };
+enum hca_cq_kind { HCA_CQ_SEND = 0, HCA_CQ_RECV = 1 };
+enum hca_send_opcode { HCA_WR_SEND, HCA_WR_RDMA_WRITE };
+
+/* Same bits as enum ibv_access_flags. */
+#define HCA_ACCESS_LOCAL_WRITE  0x1
+#define HCA_ACCESS_REMOTE_WRITE 0x2
+#define HCA_ACCESS_REMOTE_READ  0x4
+
+struct hca_wc {
+	uint64_t wr_id;
+	int status;            /* enum hca_wc_status */
+	int opcode;            /* enum hca_wc_opcode; undefined when status != SUCCESS (as verbs) */
+	uint32_t byte_len;     /* RECV: bytes received */
+	uint32_t vendor_err;
+	uint64_t t_ns;         /* virtual time at which the completion became visible */
+};
+
+/* CM events, same numbering as enum rdma_cm_event_type. */
+enum hca_cm_event_type {
+	HCA_CM_ADDR_RESOLVED = 0,
+	HCA_CM_ADDR_ERROR = 1,
+	HCA_CM_ROUTE_RESOLVED = 2,
+	HCA_CM_ROUTE_ERROR = 3,
+	HCA_CM_CONNECT_REQUEST = 4,
+	HCA_CM_CONNECT_RESPONSE = 5,
+	HCA_CM_CONNECT_ERROR = 6,
+	HCA_CM_UNREACHABLE = 7,
+	HCA_CM_REJECTED = 8,
+	HCA_CM_ESTABLISHED = 9,
+	HCA_CM_DISCONNECTED = 10,
+	HCA_CM_DEVICE_REMOVAL = 11,
+	HCA_CM_TIMEWAIT_EXIT = 15
+};
+const char *hca_cm_event_name(int type);
+
+#define HCA_PDATA_MAX 196      /* rdma_cm delivers up to 56 (REQ) / 196 (REP) bytes */
+struct hca_cm_event {
+	int type;              /* enum hca_cm_event_type */
+	int status;
+	uint8_t pdata[HCA_PDATA_MAX];
+	uint8_t pdata_len;
+};
+
+struct hca_qp_caps {           /* QEMU: 512 / 3 / 1 / 1, CQs of 1536 */
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t cq_entries;
+};
+
+struct hca_conn_params {       /* QEMU connect: initiator_depth 2, retry_count 5, rnr 0 */
+	const void *private_data;
+	uint8_t private_data_len;
+	uint8_t initiator_depth;
+	uint8_t responder_resources;
+	uint8_t retry_count;
+	uint8_t rnr_retry_count;
+};
+
+struct hca_send_wr {
+	uint64_t wr_id;
+	enum hca_send_opcode opcode;
+	uint64_t local_addr;       /* one SGE */
+	uint32_t length;
+	uint32_t lkey;
+	uint64_t remote_addr;      /* RDMA WRITE only */
+	uint32_t rkey;             /* RDMA WRITE only */
+	bool signaled;             /* migbed always signals; unsignaled WRs are rejected (-EINVAL) */
+};
+
+struct hca_cost {
+	uint64_t link_bytes_per_s;  /* default 100 Gb/s = 12.5e9 */
+	uint64_t msg_latency_ns;    /* one-way, per message; default 2000 */
+	uint64_t wr_overhead_ns;    /* per work request; default 200 */
+	uint64_t reg_fixed_ns;      /* per ibv_reg_mr; default 20000 */
+	uint64_t reg_per_page_ns;   /* per 4 KiB page registered; default 60 */
+	uint64_t dereg_fixed_ns;    /* per ibv_dereg_mr; default 5000 */
+};
+void hca_cost_defaults(struct hca_cost *c);
+
+/* Verbs backend options (ignored by the model). */
+struct hca_verbs_opts {
+	int ack_timeout;            /* rdma_set_option ACK timeout exponent, <0 = leave default */
+	bool poll_busy;             /* busy-poll instead of completion channels */
+};
+
+typedef struct hca_world hca_world;
+typedef struct hca_ep hca_ep;
+typedef struct hca_mr hca_mr;
+typedef struct hca_listener hca_listener;
+
+/* Called while some side waits: make whatever progress is possible *now* without blocking.
+ * Returns >0 if it did something, 0 if not, <0 if it is finished for good. */
+typedef int (*hca_progress_fn)(void *arg);
+
+int hca_world_new(enum hca_backend_kind kind, const struct hca_cost *cost,
+		  const struct hca_verbs_opts *vopts, evlog *ev, hca_world **out);
+void hca_world_free(hca_world *w);
+vclock *hca_world_clock(hca_world *w);
+evlog *hca_world_evlog(hca_world *w);
+enum hca_backend_kind hca_world_kind(const hca_world *w);
+const char *hca_world_backend_name(const hca_world *w);
+int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg);
+/* Outstanding verbs objects (ep, mr, listener) of the world: 0 after a clean teardown. */
+uint64_t hca_world_live_objects(const hca_world *w);
+
+/* ---- connection management (rdma_cm-like) ---------------------------------------------
+ * Addresses: model "NAME" (any token, e.g. "model:1"); verbs "IP:PORT" plus an optional
+ * device restriction ("198.18.0.1:29200"). side is "src" or "dst" (for logs). */
+int hca_listen(hca_world *w, const char *side, const char *addr, hca_listener **out);
+/* Nonblocking: 1 and a new endpoint (QP not yet created) + the request's private data;
+ * 0 if no request pending; <0 errno. */
+int hca_listener_poll(hca_listener *l, hca_ep **ep, struct hca_cm_event *req);
+/* Blocking form with progress and a virtual/wall deadline: 1 got, 0 timeout, <0 errno. */
+int hca_listener_wait(hca_listener *l, uint64_t timeout_ns, hca_ep **ep,
+		      struct hca_cm_event *req);
+void hca_listener_close(hca_listener *l);
+
+/* Active side: resolve address and route (verbs: rdma_resolve_addr/route). */
+int hca_ep_create(hca_world *w, const char *side, const char *addr, hca_ep **out);
+/* PD, send CQ and recv CQ (each with a completion channel), RC QP. */
+int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps);
+/* Blocking connect: 0 on ESTABLISHED with the peer's private data in *reply; -ECONNREFUSED
+ * (REJECTED), -ETIMEDOUT, -ECONNRESET (DISCONNECTED), -EHOSTUNREACH, or another -errno. */
+int hca_connect(hca_ep *ep, const struct hca_conn_params *p, uint64_t timeout_ns,
+		struct hca_cm_event *reply);
+/* Passive side: accept; the ESTABLISHED event arrives through hca_ep_poll_event. */
+int hca_accept(hca_ep *ep, const struct hca_conn_params *p);
+int hca_reject(hca_ep *ep);
+/* Nonblocking: 1 and *ev set (ESTABLISHED, DISCONNECTED, DEVICE_REMOVAL, ...), 0 none. */
+int hca_ep_poll_event(hca_ep *ep, struct hca_cm_event *ev);
+int hca_disconnect(hca_ep *ep);
+/* Destroys QP, CQs, channels, PD and id. MRs must have been deregistered (asserted). */
+void hca_ep_destroy(hca_ep *ep);
+const char *hca_ep_side(const hca_ep *ep);
+/* Tell the model which guest memory backs addresses on this endpoint's side (STAMP
+ * memories have synthetic addresses). The verbs backend ignores it. */
+void hca_ep_map_guest(hca_ep *ep, struct mem *m);
+/* Device name ("model0", "rxe0") once set up. */
+const char *hca_ep_device(const hca_ep *ep);
+
+/* ---- memory registration -------------------------------------------------------------- */
+int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out);
+int hca_dereg_mr(hca_mr *mr);
+uint32_t hca_mr_lkey(const hca_mr *mr);
+uint32_t hca_mr_rkey(const hca_mr *mr);
+uint64_t hca_mr_addr(const hca_mr *mr);
+uint64_t hca_mr_len(const hca_mr *mr);
+
+/* ---- data path ------------------------------------------------------------------------- */
+/* 0, -ENOMEM (queue full), -EINVAL, or another -errno. */
+int hca_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);
+int hca_post_send(hca_ep *ep, const struct hca_send_wr *wr);
+/* Nonblocking: 1 and *wc (visible at the current virtual time), 0 none, <0 errno. */
+int hca_poll(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc);
+/* Wait up to timeout_ns (virtual time on the model; virtual *and* a wall-clock bound on
+ * verbs) for a completion on cq: 1 and *wc; 0 timeout; -ECONNRESET if the connection got
+ * DISCONNECTED, -ENODEV on DEVICE_REMOVAL (the event stays queued for hca_ep_poll_event
+ * too). */
+int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc *wc);
+/* ibv_modify_qp(IBV_QPS_ERR): every outstanding WR is flushed (WR_FLUSH_ERR). */
+int hca_qp_to_error(hca_ep *ep);
+/* Let virtual time pass (rate limiting): runs progress functions as time moves. */
+void hca_sleep(hca_world *w, uint64_t d_ns);
+/* Number of posted send WRs whose completions have not been polled yet. */
+uint32_t hca_ep_send_outstanding(const hca_ep *ep);
+
+#endif

@@ -1,0 +1,83 @@
+/* hca_backend - what a backend (model, verbs) provides to the seam's front end (hca.c).
+ *
+ * Internal to transport/. The front end owns every object the protocol sees (world,
+ * listener, ep, mr), virtual time, per-CQ timed completion queues, send-queue depth
+ * accounting, logging and fault hooks; a backend only performs the operations and reports
+ * *raw* completions and CM events, nonblocking. Backend state hangs off each front object
+ * through its `priv` pointer.
+ *
+ * Semantics a backend must provide (the model by simulation, verbs by the hardware):
+ *  - post_send of an RDMA WRITE checks the remote MR's rkey, bounds and REMOTE_WRITE access
+ *    at the responder; a violation completes with REM_ACCESS_ERR at the requester, moves both
+ *    QPs to the error state (the responder's RECVs flush), and writes no byte;
+ *  - a SEND with no RECV posted at the peer fails with RNR_RETRY_EXC_ERR when the sender's
+ *    rnr_retry is 0 (the *peer's* accept/connect rnr_retry_count, as rdma_cm sets it);
+ *    rnr_retry 7 waits for a RECV forever;
+ *  - a SEND longer than the peer's RECV buffer: LOC_LEN_ERR at the receiver, REM_INV_REQ_ERR
+ *    at the sender;
+ *  - once a QP is in error, every outstanding and every later WR completes with
+ *    WR_FLUSH_ERR (posting still returns 0); within one queue completions come in posting
+ *    order;
+ *  - MRs: lkey/rkey unique per device, access flags checked; dereg of an unknown MR fails.
+ * Return values: 0 / 1 (got something) or -errno. */
+#ifndef MIGBED_TRANSPORT_HCA_BACKEND_H
+#define MIGBED_TRANSPORT_HCA_BACKEND_H
+#include "transport/hca.h"
+
+struct hca_backend_ops {
+	const char *name;
+	int (*world_init)(hca_world *w, const struct hca_verbs_opts *vopts);
+	void (*world_fini)(hca_world *w);
+
+	int (*listen)(hca_listener *l, const char *addr);
+	/* 1: a connect request is pending; the backend has filled new_ep's priv and *req */
+	int (*listener_poll)(hca_listener *l, hca_ep *new_ep, struct hca_cm_event *req);
+	void (*listener_close)(hca_listener *l);
+
+	int (*ep_create)(hca_ep *ep, const char *addr);   /* active: resolve addr + route */
+	int (*ep_setup)(hca_ep *ep, const struct hca_qp_caps *caps);
+	int (*connect)(hca_ep *ep, const struct hca_conn_params *p);  /* initiate only */
+	int (*accept)(hca_ep *ep, const struct hca_conn_params *p);
+	int (*reject)(hca_ep *ep);
+	int (*poll_event)(hca_ep *ep, struct hca_cm_event *ev);       /* nonblocking */
+	int (*disconnect)(hca_ep *ep);
+	void (*ep_destroy)(hca_ep *ep);
+	/* The front end of the connected peer when it lives in this process, else NULL. */
+	hca_ep *(*peer)(hca_ep *ep);
+	const char *(*device)(hca_ep *ep);
+
+	int (*reg_mr)(hca_mr *mr, int access);            /* mr->addr/len set; fill lkey/rkey */
+	int (*dereg_mr)(hca_mr *mr);
+
+	int (*post_recv)(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);
+	int (*post_send)(hca_ep *ep, const struct hca_send_wr *wr);
+	/* nonblocking; t_ns of *wc is ignored (the front end stamps it) */
+	int (*poll_cq)(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc);
+	int (*qp_to_error)(hca_ep *ep);
+	/* Block up to wall_timeout_ns until some completion or CM event may be ready on any
+	 * object of the world. NULL for the model (it never has anything "in flight"). */
+	int (*block)(hca_world *w, uint64_t wall_timeout_ns);
+};
+
+extern const struct hca_backend_ops hca_model_ops;
+extern const struct hca_backend_ops hca_verbs_ops;
+
+/* Accessors for backends. */
+void *hca_world_priv(hca_world *w);
+void hca_world_set_priv(hca_world *w, void *p);
+void *hca_listener_priv(hca_listener *l);
+void hca_listener_set_priv(hca_listener *l, void *p);
+hca_world *hca_listener_world(hca_listener *l);
+void *hca_ep_priv(hca_ep *ep);
+void hca_ep_set_priv(hca_ep *ep, void *p);
+hca_world *hca_ep_world(hca_ep *ep);
+struct mem *hca_ep_guest(hca_ep *ep);
+void *hca_mr_priv(hca_mr *mr);
+void hca_mr_set_priv(hca_mr *mr, void *p);
+hca_ep *hca_mr_ep(hca_mr *mr);
+/* Set by the backend in reg_mr. */
+void hca_mr_set_keys(hca_mr *mr, uint32_t lkey, uint32_t rkey);
+/* Iterate the world's endpoints (for verbs peer matching): NULL-terminated. */
+hca_ep *hca_world_ep_next(hca_world *w, hca_ep *prev);
+
+#endif

@@ -1,0 +1,140 @@
+/* wire - QEMU's RDMA migration wire formats (../shared/spec/qemu-rdma-migration.md §1.3,
+ * §2, §3), encoded and decoded field by field, big-endian, with no struct punning.
+ *
+ * Every decoder validates lengths first and returns -EINVAL on a short or malformed
+ * buffer; encoders return the number of bytes written or -ENOSPC. */
+#ifndef MIGBED_TRANSPORT_WIRE_H
+#define MIGBED_TRANSPORT_WIRE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- connection private data: RDMACapabilities (8 bytes) + migbed's extension ---------- */
+#define WIRE_CAP_VERSION        1u
+#define WIRE_CAP_PIN_ALL        0x01u
+/* migbed's proposed extension (issue "negotiated" protocol): chunk shift follows the caps. */
+#define WIRE_CAP_CHUNK_SIZE     0x02u
+#define WIRE_CAPS_BYTES         8u
+#define WIRE_CAPS_EXT_BYTES     16u  /* caps + uint32 chunk_shift + uint32 reserved */
+
+struct wire_caps {
+	uint32_t version;
+	uint32_t flags;
+	uint32_t chunk_shift;        /* only meaningful with WIRE_CAP_CHUNK_SIZE */
+};
+
+int wire_caps_encode(const struct wire_caps *c, uint8_t *buf, size_t len);
+/* len may be larger than needed (rdma_cm pads private data: 56 / 196 bytes). The
+ * extension is decoded only when WIRE_CAP_CHUNK_SIZE is set and len >= 16. */
+int wire_caps_decode(const uint8_t *buf, size_t len, struct wire_caps *out);
+
+/* ---- control header (16 bytes) ---------------------------------------------------------- */
+#define WIRE_HDR_BYTES          16u
+#define WIRE_CONTROL_BUF_BYTES  (512u * 1024u)
+#define WIRE_CONTROL_MAX_DATA   (WIRE_CONTROL_BUF_BYTES - WIRE_HDR_BYTES)
+#define WIRE_QEMU_FILE_MAX      32768u
+#define WIRE_MAX_REPEAT         4096u
+
+enum wire_type {
+	WIRE_NONE = 0,
+	WIRE_ERROR = 1,
+	WIRE_READY = 2,
+	WIRE_QEMU_FILE = 3,
+	WIRE_RAM_BLOCKS_REQUEST = 4,
+	WIRE_RAM_BLOCKS_RESULT = 5,
+	WIRE_COMPRESS = 6,
+	WIRE_REGISTER_REQUEST = 7,
+	WIRE_REGISTER_RESULT = 8,
+	WIRE_REGISTER_FINISHED = 9,
+	WIRE_UNREGISTER_REQUEST = 10,
+	WIRE_UNREGISTER_FINISHED = 11,
+	WIRE_TYPE_COUNT = 12
+};
+
+struct wire_hdr {
+	uint32_t len;     /* data bytes after the header */
+	uint32_t type;
+	uint32_t repeat;
+	uint32_t padding; /* carried, not interpreted */
+};
+
+/* QEMU's printed name ("READY", "QEMU FILE", ...); "??BAD CONTROL VALUE??" if unknown. */
+const char *wire_type_name(uint32_t type);
+/* A short token for logs and metrics: "ready", "qemu_file", "register_request", ... */
+const char *wire_type_token(uint32_t type);
+int wire_hdr_encode(const struct wire_hdr *h, uint8_t *buf, size_t len);
+int wire_hdr_decode(const uint8_t *buf, size_t len, struct wire_hdr *out);
+
+/* ---- payload records --------------------------------------------------------------------- */
+#define WIRE_DEST_BLOCK_BYTES   32u
+#define WIRE_REGISTER_BYTES     24u
+#define WIRE_REGISTER_RESULT_BYTES 16u
+#define WIRE_COMPRESS_BYTES     24u
+
+struct wire_dest_block {          /* RAM BLOCKS RESULT entry */
+	uint64_t remote_host_addr;
+	uint64_t offset;
+	uint64_t length;
+	uint32_t remote_rkey;
+	uint32_t padding;
+};
+
+struct wire_register {            /* REGISTER REQUEST / UNREGISTER REQUEST entry */
+	uint64_t key;             /* dest-space ram_addr of the first byte (or chunk index) */
+	uint32_t current_index;   /* block index */
+	uint32_t padding;
+	uint64_t chunks;          /* additional chunks, in the sender's units */
+};
+
+struct wire_register_result {
+	uint32_t rkey;
+	uint32_t padding;
+	uint64_t host_addr;       /* destination base VA of the block */
+};
+
+struct wire_compress {
+	uint32_t value;           /* must be 0 */
+	uint32_t block_idx;
+	uint64_t offset;          /* dest-space ram_addr */
+	uint64_t length;
+};
+
+int wire_dest_block_encode(const struct wire_dest_block *b, uint8_t *buf, size_t len);
+int wire_dest_block_decode(const uint8_t *buf, size_t len, struct wire_dest_block *out);
+int wire_register_encode(const struct wire_register *r, uint8_t *buf, size_t len);
+int wire_register_decode(const uint8_t *buf, size_t len, struct wire_register *out);
+int wire_register_result_encode(const struct wire_register_result *r, uint8_t *buf, size_t len);
+int wire_register_result_decode(const uint8_t *buf, size_t len, struct wire_register_result *out);
+int wire_compress_encode(const struct wire_compress *c, uint8_t *buf, size_t len);
+int wire_compress_decode(const uint8_t *buf, size_t len, struct wire_compress *out);
+
+/* ---- work-request ids (§2.3) ------------------------------------------------------------- */
+#define WIRE_WRID_NONE          0u
+#define WIRE_WRID_RDMA_WRITE    1u
+#define WIRE_WRID_SEND_CONTROL  2000u
+#define WIRE_WRID_RECV_CONTROL  4000u   /* + slot: 0 READY, 1 DATA, 2 CONTROL */
+enum wire_slot { WIRE_SLOT_READY = 0, WIRE_SLOT_DATA = 1, WIRE_SLOT_CONTROL = 2, WIRE_SLOTS = 3 };
+
+uint64_t wire_wrid_write(uint32_t block, uint64_t chunk);  /* type 1, block bits 16..29, chunk 30..63 */
+uint32_t wire_wrid_type(uint64_t wr_id);                     /* bits 0..15 */
+uint32_t wire_wrid_block(uint64_t wr_id);
+uint64_t wire_wrid_chunk(uint64_t wr_id);
+
+/* ---- chunk arithmetic (§3.2), block-relative, chunk = 2^shift ---------------------------- */
+#define WIRE_CHUNK_SHIFT_MIN    20u   /* 1 MiB */
+#define WIRE_CHUNK_SHIFT_MAX    30u   /* 1 GiB */
+#define WIRE_MERGE_MAX_BYTES    (2u * 1024u * 1024u)
+#define WIRE_SIGNALED_SEND_MAX  512u
+
+/* chunk index of host address h in a block based at b */
+uint64_t wire_chunk_index(uint64_t block_base, uint64_t h, unsigned shift);
+uint64_t wire_chunk_start(uint64_t block_base, uint64_t idx, unsigned shift);
+/* min(start + chunk, base + length) */
+uint64_t wire_chunk_end(uint64_t block_base, uint64_t block_len, uint64_t idx, unsigned shift);
+/* (length >> shift) + 1, as QEMU computes it (one extra when length is a multiple) */
+uint64_t wire_nb_chunks(uint64_t block_len, unsigned shift);
+/* QEMU's "additional chunks" for a write of len bytes: len/C, minus 1 if an exact multiple */
+uint64_t wire_additional_chunks(uint64_t len, unsigned shift);
+/* 1 MiB..1 GiB power of two -> shift, or -EINVAL */
+int wire_chunk_shift(uint64_t chunk_bytes, unsigned *shift);
+
+#endif
