@@ -39,8 +39,13 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN = $(TEST_SRC:%.c=$(BUILD)/test/%)
 
-.PHONY: all deps check unit bats verbs bench coverage coverage-check install clean
+.PHONY: all run deps check unit bats verbs bench coverage coverage-check install clean
 all: $(BUILD)/migbed
+
+# The main job on a default: generate a small rand-set trace, migrate it through QEMU's RDMA
+# protocol on the simulated HCA, verify the destination. (Installs missing packages as root.)
+run: $(BUILD)/migbed
+	$(BUILD)/migbed run $(ARGS)
 
 deps:
 	$(Q)scripts/deps.sh build

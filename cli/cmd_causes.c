@@ -1,3 +1,70 @@
-/* placeholder until the real subcommand lands (being written this session) */
+/* cmd_causes - `migbed causes`: the table of named failure causes, with the QEMU messages
+ * that correspond to each (so a QEMU log can be mapped to a cause). */
+#include <stdio.h>
+#include <string.h>
+
 #include "cli/cli.h"
-int cmd_causes(int argc, char **argv) { (void)argc; (void)argv; return cli_usage_error("cmd_causes: not built yet"); }
+#include "cli/run_report.h"
+#include "faults/cause.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: migbed causes [--json] [NAME]\n\n"
+		   "List every named failure cause: NAME, message, hint, and what QEMU prints in the\n"
+		   "same situation. With NAME, only that cause (exit 1 if unknown).\n");
+}
+
+static void print_one(int c, bool json, bool first)
+{
+	if (json) {
+		printf("%s{\"name\":", first ? "" : ",");
+		json_string(stdout, cause_name(c));
+		printf(",\"message\":");
+		json_string(stdout, cause_message(c));
+		printf(",\"hint\":");
+		json_string(stdout, cause_hint(c));
+		printf(",\"qemu\":");
+		json_string(stdout, cause_qemu(c));
+		printf("}");
+		return;
+	}
+	printf("%s\n  %s\n  hint: %s\n", cause_name(c), cause_message(c), cause_hint(c));
+	if (cause_qemu(c)[0])
+		printf("  QEMU: %s\n", cause_qemu(c));
+}
+
+int cmd_causes(int argc, char **argv)
+{
+	bool json = false;
+	const char *only = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return CLI_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] == '-')
+			return cli_usage_error("causes: unknown option '%s'", argv[i]);
+		else if (only)
+			return cli_usage_error("causes: only one NAME");
+		else
+			only = argv[i];
+	}
+	int c0 = 1, c1 = CAUSE_COUNT;
+	if (only) {
+		c0 = cause_lookup(only);
+		if (!c0) {
+			fprintf(stderr, "migbed: causes: unknown cause '%s'\n", only);
+			return CLI_EXIT_FAIL;
+		}
+		c1 = c0 + 1;
+	}
+	if (json)
+		printf("[");
+	for (int c = c0; c < c1; c++)
+		print_one(c, json, c == c0);
+	if (json)
+		printf("]\n");
+	return CLI_EXIT_OK;
+}

@@ -1,4 +1,422 @@
-/* placeholder until the real subcommand lands (being written this session) */
+/* cmd_trace_tools - `migbed trace stat FILE [--json]` and `migbed trace check FILE`.
+ *
+ * stat streams the trace once through the reader API, keeping one page bitmap for the
+ * unique pages of the whole trace and one per working-set window size; nothing is printed
+ * until the whole file has been read, so a bad trace prints only its diagnostic. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
-int cmd_trace_stat(int argc, char **argv) { (void)argc; (void)argv; return cli_usage_error("cmd_trace_stat: not built yet"); }
-int cmd_trace_check(int argc, char **argv) { (void)argc; (void)argv; return cli_usage_error("cmd_trace_check: not built yet"); }
+#include "sim/size.h"
+#include "sim/trace.h"
+
+#define MIB (1024.0 * 1024.0)
+#define N_WINDOWS 3
+
+static const uint64_t window_ns[N_WINDOWS] = {
+	UINT64_C(100000000), UINT64_C(1000000000), UINT64_C(10000000000),
+};
+
+/* ------------------------------------------------------------------- page bitmap */
+
+/* One bit per guest page; `touched` has one bit per word of `words` that is non-zero, so a
+ * window's bitmap is cleared in time proportional to what it holds, not the guest size. */
+struct pagemap {
+	uint64_t *words;
+	uint64_t *touched;
+	size_t n_words;
+};
+
+static int pagemap_init(struct pagemap *m, uint64_t n_pages)
+{
+	m->n_words = (size_t)((n_pages + 63) / 64);
+	m->words = calloc(m->n_words ? m->n_words : 1, sizeof *m->words);
+	m->touched = calloc((m->n_words + 63) / 64 + 1, sizeof *m->touched);
+	return m->words && m->touched ? 0 : -ENOMEM;
+}
+
+static void pagemap_free(struct pagemap *m)
+{
+	free(m->words);
+	free(m->touched);
+}
+
+/* Set pages [first, first + n); returns how many were not set before. */
+static uint64_t pagemap_set(struct pagemap *m, uint64_t first, uint64_t n)
+{
+	uint64_t last = first + n - 1, added = 0;
+
+	for (uint64_t w = first / 64; w <= last / 64; w++) {
+		uint64_t lo = w == first / 64 ? first % 64 : 0;
+		uint64_t hi = w == last / 64 ? last % 64 : 63;
+		uint64_t mask = (hi == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (hi + 1)) - 1) &
+				~((UINT64_C(1) << lo) - 1);
+		uint64_t fresh = mask & ~m->words[w];
+		if (!fresh)
+			continue;
+		if (!m->words[w])
+			m->touched[w / 64] |= UINT64_C(1) << (w % 64);
+		m->words[w] |= fresh;
+		added += (uint64_t)__builtin_popcountll(fresh);
+	}
+	return added;
+}
+
+static void pagemap_clear(struct pagemap *m)
+{
+	for (size_t t = 0; t < (m->n_words + 63) / 64; t++) {
+		uint64_t bits = m->touched[t];
+		while (bits) {
+			unsigned b = (unsigned)__builtin_ctzll(bits);
+			m->words[t * 64 + b] = 0;
+			bits &= bits - 1;
+		}
+		m->touched[t] = 0;
+	}
+}
+
+/* ----------------------------------------------------------------- statistics */
+
+struct window_stat {
+	uint64_t window_ns;
+	uint64_t n_full;             /* complete windows in [0, duration) */
+	uint64_t cur;                /* index of the window being filled */
+	uint64_t cur_pages, sum_pages, max_pages;
+	struct pagemap map;
+};
+
+struct trace_stats {
+	struct trace_header h;
+	uint64_t block_first[TRACE_MAX_BLOCKS];  /* block's first page in one global index */
+	uint64_t total_pages;
+	uint64_t epochs, pages_written, unique_pages;
+	struct pagemap all;
+	size_t n_windows;
+	struct window_stat win[N_WINDOWS];
+};
+
+static void window_finish(struct window_stat *w)
+{
+	if (w->cur < w->n_full) {
+		w->sum_pages += w->cur_pages;
+		if (w->cur_pages > w->max_pages)
+			w->max_pages = w->cur_pages;
+	}
+	if (w->cur_pages)
+		pagemap_clear(&w->map);
+	w->cur_pages = 0;
+}
+
+static int stats_init(struct trace_stats *s, const struct trace_header *h)
+{
+	memset(s, 0, sizeof *s);
+	s->h = *h;
+	for (size_t b = 0; b < h->n_blocks; b++) {
+		s->block_first[b] = s->total_pages;
+		s->total_pages += h->blocks[b].size_bytes / h->page_size;
+	}
+	if (pagemap_init(&s->all, s->total_pages))
+		return -ENOMEM;
+	for (size_t i = 0; i < N_WINDOWS && window_ns[i] <= h->duration_ns; i++) {
+		struct window_stat *w = &s->win[s->n_windows++];
+		w->window_ns = window_ns[i];
+		w->n_full = h->duration_ns / window_ns[i];
+		if (pagemap_init(&w->map, s->total_pages))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void stats_free(struct trace_stats *s)
+{
+	pagemap_free(&s->all);
+	for (size_t i = 0; i < s->n_windows; i++)
+		pagemap_free(&s->win[i].map);
+}
+
+static void stats_epoch(struct trace_stats *s, uint64_t t_ns)
+{
+	s->epochs++;
+	for (size_t i = 0; i < s->n_windows; i++) {
+		struct window_stat *w = &s->win[i];
+		uint64_t idx = t_ns / w->window_ns;
+		if (idx != w->cur) {
+			window_finish(w);
+			w->cur = idx;
+		}
+	}
+}
+
+static int stats_range(struct trace_stats *s, const struct trace_range *r)
+{
+	uint64_t first = s->block_first[r->block] + r->first_page;
+
+	if (__builtin_add_overflow(s->pages_written, r->n_pages, &s->pages_written))
+		return -ERANGE;
+	s->unique_pages += pagemap_set(&s->all, first, r->n_pages);
+	for (size_t i = 0; i < s->n_windows; i++) {
+		struct window_stat *w = &s->win[i];
+		if (w->cur < w->n_full)
+			w->cur_pages += pagemap_set(&w->map, first, r->n_pages);
+	}
+	return 0;
+}
+
+/* Read the whole trace into s. 0, or an exit status with the message printed. */
+static int stats_collect(const char *path, struct trace_stats *s)
+{
+	trace_reader *r = NULL;
+	struct trace_range rg;
+	struct diag d;
+	uint64_t t_ns;
+	int rc;
+
+	rc = trace_open(path, &r, &d);
+	if (rc)
+		return cli_usage_error("trace stat: %s", d.msg);
+	if (stats_init(s, trace_header(r))) {
+		rc = cli_usage_error("trace stat: %s: out of memory for the page bitmaps "
+				     "(%" PRIu64 " pages)", path, s->total_pages);
+		goto out;
+	}
+	while ((rc = trace_next_epoch(r, &t_ns)) > 0) {
+		stats_epoch(s, t_ns);
+		while ((rc = trace_next_range(r, &rg)) > 0)
+			if (stats_range(s, &rg)) {
+				rc = cli_usage_error("trace stat: %s: pages written overflow "
+						     "64 bits", path);
+				goto out;
+			}
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0) {
+		rc = cli_usage_error("trace stat: %s", trace_diag(r));
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_windows; i++)
+		window_finish(&s->win[i]);
+	rc = 0;
+out:
+	trace_close(r);
+	return rc;
+}
+
+/* --------------------------------------------------------------------- output */
+
+static double mib_of(const struct trace_stats *s, double pages)
+{
+	return pages * (double)s->h.page_size / MIB;
+}
+
+static double dirty_rate_mib_per_s(const struct trace_stats *s)
+{
+	return mib_of(s, (double)s->pages_written) / ((double)s->h.duration_ns / 1e9);
+}
+
+static double window_mean(const struct window_stat *w)
+{
+	return w->n_full ? (double)w->sum_pages / (double)w->n_full : 0.0;
+}
+
+static void print_text(const char *path, const struct trace_stats *s)
+{
+	char a[32], t[24];
+
+	printf("file            %s\n", path);
+	printf("page size       %s (%" PRIu64 " bytes)\n",
+	       size_format(s->h.page_size, a, sizeof a), s->h.page_size);
+	printf("blocks          %zu\n", s->h.n_blocks);
+	for (size_t b = 0; b < s->h.n_blocks; b++)
+		printf("  %-13s %s (%" PRIu64 " bytes, %" PRIu64 " pages)\n", s->h.blocks[b].name,
+		       size_format(s->h.blocks[b].size_bytes, a, sizeof a),
+		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
+	printf("duration        %s\n", trace_format_time(s->h.duration_ns, t, sizeof t));
+	printf("epochs          %" PRIu64 "\n", s->epochs);
+	printf("pages written   %" PRIu64 "\n", s->pages_written);
+	printf("unique pages    %" PRIu64 " (%.3f MiB)\n", s->unique_pages,
+	       mib_of(s, (double)s->unique_pages));
+	printf("bytes written   %.0f (%.3f MiB)\n", (double)s->pages_written *
+	       (double)s->h.page_size, mib_of(s, (double)s->pages_written));
+	printf("dirty rate      %.3f MiB/s (bytes written / duration)\n",
+	       dirty_rate_mib_per_s(s));
+	printf("working set     unique pages written per window (complete windows only)\n");
+	printf("  %-8s %8s %14s %12s %12s %12s\n", "window", "windows", "mean pages",
+	       "mean MiB", "max pages", "max MiB");
+	if (s->n_windows == 0)
+		printf("  (the duration is shorter than the smallest window, 100ms)\n");
+	for (size_t i = 0; i < s->n_windows; i++) {
+		const struct window_stat *w = &s->win[i];
+		printf("  %-8s %8" PRIu64 " %14.1f %12.3f %12" PRIu64 " %12.3f\n",
+		       trace_format_time(w->window_ns, t, sizeof t), w->n_full, window_mean(w),
+		       mib_of(s, window_mean(w)), w->max_pages, mib_of(s, (double)w->max_pages));
+	}
+}
+
+static void print_json_string(const char *str)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static void print_json(const char *path, const struct trace_stats *s)
+{
+	printf("{\"file\":");
+	print_json_string(path);
+	printf(",\"version\":%u,\"page_size\":%" PRIu64 ",\"blocks\":[", s->h.version,
+	       s->h.page_size);
+	for (size_t b = 0; b < s->h.n_blocks; b++) {
+		printf("%s{\"name\":", b ? "," : "");
+		print_json_string(s->h.blocks[b].name);
+		printf(",\"size_bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
+		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
+	}
+	printf("],\"duration_ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages_written\":%" PRIu64
+	       ",\"unique_pages\":%" PRIu64 ",\"bytes_written\":%.0f,"
+	       "\"dirty_rate_mib_per_s\":%.3f,\"working_set\":[", s->h.duration_ns, s->epochs,
+	       s->pages_written, s->unique_pages,
+	       (double)s->pages_written * (double)s->h.page_size, dirty_rate_mib_per_s(s));
+	for (size_t i = 0; i < s->n_windows; i++) {
+		const struct window_stat *w = &s->win[i];
+		printf("%s{\"window_ns\":%" PRIu64 ",\"windows\":%" PRIu64 ",\"mean_pages\":%.1f,"
+		       "\"mean_mib\":%.3f,\"max_pages\":%" PRIu64 ",\"max_mib\":%.3f}", i ? "," : "",
+		       w->window_ns, w->n_full, window_mean(w), mib_of(s, window_mean(w)),
+		       w->max_pages, mib_of(s, (double)w->max_pages));
+	}
+	printf("]}\n");
+}
+
+/* -------------------------------------------------------------------- options */
+
+static const char stat_usage[] =
+	"usage: migbed trace stat FILE [--json]\n"
+	"\n"
+	"Summarise a trace (format: docs/trace-format.md; FILE.zst is read through zstd):\n"
+	"page size, blocks, duration, epochs, pages written (sum of the range lengths),\n"
+	"unique pages, bytes written, the average dirty rate (bytes written / duration, in\n"
+	"MiB/s), and the working set: for windows of 100ms, 1s and 10s (those not longer\n"
+	"than the duration), the mean and max number of unique pages written per window,\n"
+	"over the complete windows [k*W, (k+1)*W) inside the duration.\n"
+	"\n"
+	"options:\n"
+	"  --json      print the same as one JSON object (keys in a fixed order)\n"
+	"  -h, --help  this help\n"
+	"\n"
+	"exit status: 0 printed, 2 bad usage or a bad trace (FILE:LINE: problem on stderr,\n"
+	"nothing on stdout; `migbed trace check FILE` lists every defect)\n";
+
+static const char check_usage[] =
+	"usage: migbed trace check FILE\n"
+	"\n"
+	"Validate a trace (format: docs/trace-format.md; FILE.zst is read through zstd) and\n"
+	"report EVERY defect, one \"FILE:LINE: problem\" line each on stderr: bad or missing\n"
+	"magic/version, bad or misordered header lines, unknown or duplicate blocks, pages out\n"
+	"of range, bad ranges (A > B), epoch times not increasing or not before the duration,\n"
+	"range lines before any epoch, unknown keywords, non-text bytes, over-long lines,\n"
+	"truncated files (no final newline, cut zstd frame). Checking stops after 1000.\n"
+	"On success prints \"FILE: ok, N epochs\" on stdout.\n"
+	"\n"
+	"options:\n"
+	"  -h, --help  this help\n"
+	"\n"
+	"exit status: 0 no defect, 2 defects found or bad usage\n";
+
+/* Parse [--json] [--help] FILE. Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, const char *name, const char *usage,
+		      bool *json, const char **file)
+{
+	static const struct option stat_opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 0;                   /* glibc: restart scanning */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", stat_opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return CLI_EXIT_OK;
+		}
+		if (c == 'j' && json) {
+			*json = true;
+			continue;
+		}
+		return cli_usage_error("trace %s: unknown option '%s' (see migbed trace %s "
+				       "--help)", name, argv[optind - 1], name);
+	}
+	if (optind >= argc)
+		return cli_usage_error("trace %s: missing FILE (see migbed trace %s --help)",
+				       name, name);
+	if (optind + 1 < argc)
+		return cli_usage_error("trace %s: unexpected argument '%s' (one FILE)", name,
+				       argv[optind + 1]);
+	*file = argv[optind];
+	return -1;
+}
+
+int cmd_trace_stat(int argc, char **argv)
+{
+	struct trace_stats *s = calloc(1, sizeof *s);
+	const char *file = NULL;
+	bool json = false;
+	int rc;
+
+	if (!s)
+		return cli_usage_error("trace stat: out of memory");
+	rc = parse_args(argc, argv, "stat", stat_usage, &json, &file);
+	if (rc >= 0)
+		goto out;
+	rc = stats_collect(file, s);
+	if (rc)
+		goto out;
+	if (json)
+		print_json(file, s);
+	else
+		print_text(file, s);
+	rc = fflush(stdout) == 0 ? CLI_EXIT_OK : cli_usage_error("trace stat: write error");
+out:
+	stats_free(s);
+	free(s);
+	return rc;
+}
+
+static void print_defect(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", line);
+}
+
+int cmd_trace_check(int argc, char **argv)
+{
+	const char *file = NULL;
+	uint64_t epochs = 0;
+	long defects;
+	int rc = parse_args(argc, argv, "check", check_usage, NULL, &file);
+
+	if (rc >= 0)
+		return rc;
+	defects = trace_check_epochs(file, print_defect, NULL, &epochs);
+	if (defects < 0)
+		return CLI_EXIT_USAGE;        /* unreadable: already reported */
+	if (defects > 0) {
+		fprintf(stderr, "migbed: trace check: %s: %ld defect%s\n", file, defects,
+			defects == 1 ? "" : "s");
+		return CLI_EXIT_USAGE;
+	}
+	printf("%s: ok, %" PRIu64 " epoch%s\n", file, epochs, epochs == 1 ? "" : "s");
+	return CLI_EXIT_OK;
+}

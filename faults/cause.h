@@ -112,6 +112,9 @@ X(DEVICE_REMOVED, "the RDMA device went away (RDMA_CM_EVENT_DEVICE_REMOVAL)", \
 X(TIMEOUT, "a bounded wait expired", \
   "the detail names what was awaited; a stuck peer or a lost message", \
   "(QEMU waits without a bound here: it hangs)") \
+X(NOT_CONVERGED, "the migration did not converge within the time limit", \
+  "the guest dirties memory faster than the link (or max-bandwidth) moves it: raise max-bandwidth or downtime-limit", \
+  "(QEMU keeps iterating: the migration never completes)") \
 X(DEST_INCOMPLETE, "the destination did not receive the whole migration", \
   "the source stopped early; the destination must not report success", \
   "load of migration failed") \

@@ -14,12 +14,21 @@
 
 typedef struct evlog evlog;
 
-/* path NULL: count only. The file is written as path.tmp and renamed by evlog_close. */
+/* path NULL: count only. The file is written as path.tmp and renamed by evlog_close.
+ * clk is read at every emit and must outlive the log. 0, -EINVAL, -ENOMEM or -errno. */
 int evlog_open(const char *path, const vclock *clk, evlog **out);
+/* One line at the clock's current time. side and event are single tokens; fmt (NULL for
+ * none) gives the " key=value ..." fields. Never fails the caller (see evlog_close). */
 void evlog_emit(evlog *ev, const char *side, const char *event, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Re-point the log at another clock (e.g. the one a transport world owns). */
+void evlog_set_clock(evlog *ev, const vclock *clk);
+/* Events emitted so far (all names). */
 uint64_t evlog_count(const evlog *ev);
-/* Flush, rename into place; 0 or -errno. Frees ev. */
+/* Events emitted so far under this event name (0 if never). */
+uint64_t evlog_count_event(const evlog *ev, const char *event);
+/* Flush, rename into place; 0 or -errno (also the first write or allocation error met by
+ * evlog_emit; the partial file is then removed). Frees ev. */
 int evlog_close(evlog *ev);
 /* Drop the partial file; frees ev. */
 void evlog_abort(evlog *ev);

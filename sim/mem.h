@@ -43,7 +43,7 @@ uint64_t mem_block_pages(const mem *m, size_t b);
 uint64_t mem_block_addr(const mem *m, size_t b);
 /* Real pointer to the block's bytes (BYTES), NULL for STAMP. */
 void *mem_block_ptr(mem *m, size_t b);
-/* Find the block containing [addr, addr+len): 0 and *b/*off set, -EFAULT if none. */
+/* Find the block containing [addr, addr+len): 0 and *b, *off set, -EFAULT if none. */
 int mem_resolve(const mem *m, uint64_t addr, uint64_t len, size_t *b, uint64_t *off);
 
 /* A guest write to pages [first, first+n) of block b: each page gets a new stamp. */
@@ -60,7 +60,7 @@ int mem_copy(const mem *src, size_t sb, uint64_t soff, mem *dst, size_t db, uint
 	     uint64_t len);
 
 /* Page-by-page comparison of two memories with the same layout (either representation).
- * 0 equal; 1 different, *bad_block/*bad_page = the first difference; -EINVAL layouts
+ * 0 equal; 1 different, *bad_block, *bad_page = the first difference; -EINVAL layouts
  * differ. */
 int mem_compare(const mem *a, const mem *b, size_t *bad_block, uint64_t *bad_page);
 /* Bytes of memory used by the model itself (for benchmarks). */

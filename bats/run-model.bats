@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# migbed run on the model backend: the CLI contract, determinism, metric invariants.
+load helpers
+
+S=$BATS_TEST_DIRNAME/scenarios
+
+json_num() {  # json_num FILE KEY -> the first numeric value of "KEY":
+  sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1" | head -n 1
+}
+
+@test "run --help lists the options and exit codes" {
+  run "$MIGBED" run --help
+  [ "$status" -eq 0 ]
+  for o in --trace --chunk-size --dst-chunk-size --pin-all --backend --link-gbps \
+           --downtime-limit-ms --max-bandwidth --device-state --seed --json --events --expect; do
+    [[ "$output" == *"$o"* ]]
+  done
+  [[ "$output" == *"exit status"* ]]
+}
+
+@test "run with no arguments generates a default trace, completes and verifies" {
+  run "$MIGBED" run
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Migration status: completed"* ]]
+  [[ "$output" == *"verification: destination memory equals"* ]]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=completed cause=NONE side=-" ]]
+}
+
+@test "the same scenario and seed give byte-identical event logs and JSON" {
+  for i in 1 2; do
+    "$MIGBED" run "$S/model-rand-set-1m.scn" --quiet --events "$BATS_TEST_TMPDIR/ev$i" \
+      --json "$BATS_TEST_TMPDIR/r$i.json" >/dev/null
+  done
+  [ -s "$BATS_TEST_TMPDIR/ev1" ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/ev1")" -gt 100 ]
+  cmp "$BATS_TEST_TMPDIR/ev1" "$BATS_TEST_TMPDIR/ev2"
+  cmp "$BATS_TEST_TMPDIR/r1.json" "$BATS_TEST_TMPDIR/r2.json"
+}
+
+@test "a failing run is deterministic too (64M source, 1M destination)" {
+  for i in 1 2; do
+    run "$MIGBED" run "$S/model-mismatch-64m-to-1m.scn" --quiet --events "$BATS_TEST_TMPDIR/ev$i" \
+      --json "$BATS_TEST_TMPDIR/r$i.json"
+    [ "$status" -eq 0 ]
+  done
+  cmp "$BATS_TEST_TMPDIR/ev1" "$BATS_TEST_TMPDIR/ev2"
+  cmp "$BATS_TEST_TMPDIR/r1.json" "$BATS_TEST_TMPDIR/r2.json"
+}
+
+@test "a different seed gives a different event log" {
+  "$MIGBED" run --pattern random --rate 20000 --seed 1 --quiet --events "$BATS_TEST_TMPDIR/a" >/dev/null
+  "$MIGBED" run --pattern random --rate 20000 --seed 2 --quiet --events "$BATS_TEST_TMPDIR/b" >/dev/null
+  ! cmp -s "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+}
+
+@test "metrics obey their invariants" {
+  for scn in model-rand-set-1m model-hotcold-64m model-idle-1g model-rand-set-32m-pin-all; do
+    "$MIGBED" run "$S/$scn.scn" --quiet --json "$BATS_TEST_TMPDIR/r.json" >/dev/null
+    f=$BATS_TEST_TMPDIR/r.json
+    transferred=$(json_num "$f" transferred); normal=$(json_num "$f" normal)
+    page=$(json_num "$f" page-size); total=$(json_num "$f" total-time)
+    down=$(json_num "$f" downtime); syncs=$(json_num "$f" dirty-sync-count)
+    setup=$(json_num "$f" setup-time)
+    echo "$scn: transferred=$transferred normal=$normal page=$page total=$total down=$down syncs=$syncs"
+    [ "$transferred" -ge $((normal * page)) ]
+    [ "$down" -le "$total" ]
+    [ "$setup" -le "$total" ]
+    [ "$syncs" -ge 2 ]
+    grep -q '"status":"completed"' "$f"
+  done
+}
+
+@test "the source 64M / destination 1M failure names the chunk size in its hint" {
+  run "$MIGBED" run "$S/model-mismatch-64m-to-1m.scn"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"cause: REMOTE_ACCESS_ERROR (src side)"* ]]
+  [[ "$output" == *"chunk size"* ]]
+  [[ "$output" == *"REM_ACCESS_ERR"* ]]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=failed cause=REMOTE_ACCESS_ERROR side=src" ]]
+}
+
+@test "a run that misses its expectation exits 1" {
+  run "$MIGBED" run --guest 64M --expect failed:REMOTE_ACCESS_ERROR
+  [ "$status" -eq 1 ]
+  [[ "${lines[-1]}" == "migbed: verdict=fail status=completed cause=NONE side=-" ]]
+  run "$MIGBED" run "$S/model-mismatch-64m-to-1m.scn" --expect completed
+  [ "$status" -eq 1 ]
+  [[ "${lines[-1]}" == *"verdict=fail status=failed cause=REMOTE_ACCESS_ERROR"* ]]
+}
+
+@test "bad options exit 2 with a clear message and write nothing" {
+  cd "$BATS_TEST_TMPDIR"
+  run "$MIGBED" run --chunk-size 3M --json out.json
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--chunk-size: '3M' is not a power of two from 1M to 1G"* ]]
+  [ ! -e out.json ]
+  run "$MIGBED" run --no-such-option 1
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown option '--no-such-option'"* ]]
+  run "$MIGBED" run --expect failed:NO_SUCH_CAUSE --events ev
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown cause 'NO_SUCH_CAUSE'"* ]]
+  [ ! -e ev ]
+  run "$MIGBED" run --backend rdma
+  [ "$status" -eq 2 ]
+  run "$MIGBED" run --trace /no/such/file.trace
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"/no/such/file.trace"* ]]
+}
+
+@test "a malformed scenario is rejected with FILE:LINE" {
+  cd "$BATS_TEST_TMPDIR"
+  printf 'chunk-size = 1M\nthis line has no equals sign\n' >bad1.scn
+  run "$MIGBED" run bad1.scn --json out.json
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"bad1.scn:2: expected 'key = value'"* ]]
+  [ ! -e out.json ]
+  printf '# ok\nchunk-sizes = 1M\n' >bad2.scn
+  run "$MIGBED" run bad2.scn
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"bad2.scn:2: unknown key 'chunk-sizes'"* ]]
+  printf 'pin-all = maybe\n' >bad3.scn
+  run "$MIGBED" run bad3.scn
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"bad3.scn:1: pin-all: 'maybe' is not a boolean"* ]]
+  printf 'trace = x.trace\npattern = idle\n' >bad4.scn
+  run "$MIGBED" run bad4.scn
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"conflict"* ]]
+}
+
+@test "command-line options override the scenario" {
+  run "$MIGBED" run "$S/model-mismatch-64m-to-1m.scn" --dst-chunk-size 64M --quiet
+  [ "$status" -eq 1 ]      # the scenario still expects the failure
+  [[ "${lines[-1]}" == "migbed: verdict=fail status=completed cause=NONE side=-" ]]
+}
+
+@test "migbed causes lists every cause with its QEMU messages; --json is one array" {
+  run "$MIGBED" causes
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"REMOTE_ACCESS_ERROR"* ]]
+  [[ "$output" == *"QEMU: rdma migration: polling error"* ]]
+  run "$MIGBED" causes --json
+  [ "$status" -eq 0 ]
+  [[ "$output" == "["*"]" ]]
+  run "$MIGBED" causes NO_SUCH
+  [ "$status" -eq 1 ]
+}

@@ -1,0 +1,421 @@
+/* runcfg - run options from scenario files and the command line (see runcfg.h). */
+#include "cli/runcfg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "faults/cause.h"
+#include "sim/size.h"
+#include "transport/wire.h"
+
+struct key {
+	const char *name;
+	const char *arg;     /* NULL: flag */
+	const char *help;
+};
+
+static const struct key keys[] = {
+	{ "trace", "FILE", "trace to replay (.zst ok); default: generate one (see the generator keys)" },
+	{ "chunk-size", "SIZE", "source chunk size, power of two 1M..1G (default 1M, as QEMU)" },
+	{ "dst-chunk-size", "SIZE", "destination chunk size (default: = chunk-size)" },
+	{ "pin-all", NULL, "ask for rdma-pin-all (register all guest RAM up front)" },
+	{ "dst-pin-all", "BOOL", "whether the destination accepts pin-all (default true)" },
+	{ "backend", "model|verbs", "simulated HCA (default) or real rdma-core verbs" },
+	{ "mem", "stamp|bytes", "guest memory representation (default: stamp on model, bytes on verbs)" },
+	{ "link-gbps", "N", "modelled link rate in Gb/s (default 100)" },
+	{ "latency-us", "N", "modelled one-way message latency in microseconds (default 2)" },
+	{ "reg-us-per-gib", "N", "modelled ibv_reg_mr cost per GiB in microseconds (default 15360)" },
+	{ "downtime-limit-ms", "N", "downtime-limit (default 300)" },
+	{ "max-bandwidth", "SIZE|unlimited", "max-bandwidth in bytes/s (default 128M)" },
+	{ "device-state", "SIZE", "device state sent at switchover (default 256K)" },
+	{ "max-time-ms", "N", "give up as NOT_CONVERGED after this much virtual time (default 600000)" },
+	{ "wait-timeout-ms", "N", "bound on every single wait (default 10000)" },
+	{ "trace-loop", "BOOL", "replay the trace again when it ends (default true)" },
+	{ "seed", "N", "run seed (default 1)" },
+	{ "caps-version", "N", "protocol version in the capabilities (default 1; others test refusal)" },
+	{ "expect", "completed|failed:CAUSE[|CAUSE...]", "the expected outcome (default completed)" },
+	{ "json", "FILE", "write the result as JSON" },
+	{ "events", "FILE", "write the event log" },
+	{ "quiet", NULL, "print only the verdict line" },
+	{ "src-addr", "ADDR", "verbs: source bind address (e.g. 198.18.0.2)" },
+	{ "dst-addr", "IP:PORT", "verbs: destination listen address (e.g. 198.18.0.1:29200)" },
+	{ "description", "TEXT", "free text (scenario files)" },
+	/* trace generation */
+	{ "pattern", "P", "generated trace: rand-set|random|hotcold|idle (default rand-set)" },
+	{ "guest", "SIZE", "generated trace: guest RAM (default 256M)" },
+	{ "duration-ms", "N", "generated trace: duration (default 2000)" },
+	{ "epoch-ms", "N", "generated trace: epoch spacing (default 10)" },
+	{ "page-size", "SIZE", "generated trace: page size (default 4K)" },
+	{ "workers", "N", "rand-set: workers (default 2)" },
+	{ "worker-bytes", "SIZE", "rand-set: bytes per worker (default 16M)" },
+	{ "sweep-rate", "SIZE", "rand-set: bytes/s per worker (default 32M)" },
+	{ "rate", "N", "random: pages/s" },
+	{ "hot-fraction", "F", "hotcold: hot share of the guest (0..1)" },
+	{ "hot-rate", "N", "hotcold: hot pages/s" },
+	{ "cold-rate", "N", "hotcold: cold pages/s" },
+};
+#define N_KEYS (sizeof keys / sizeof keys[0])
+
+static const struct key *find(const char *name)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+bool runcfg_known(const char *key) { return find(key) != NULL; }
+bool runcfg_is_flag(const char *key)
+{
+	const struct key *k = find(key);
+	return k && !k->arg;
+}
+
+void runcfg_print_keys(FILE *f)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		char lhs[64];
+		snprintf(lhs, sizeof lhs, "--%s%s%s", keys[i].name, keys[i].arg ? " " : "", keys[i].arg ? keys[i].arg : "");
+		fprintf(f, "  %-28s %s\n", lhs, keys[i].help);
+	}
+}
+
+void runcfg_defaults(struct runcfg *c)
+{
+	memset(c, 0, sizeof *c);
+	c->gen.pattern = TGEN_RAND_SET;
+	c->gen.guest_bytes = 256ull << 20;
+	c->gen.duration_ms = 2000;
+	c->gen.workers = 2;
+	c->gen.worker_bytes = 16ull << 20;
+	c->gen.sweep_bytes_per_s = 32ull << 20;
+	c->chunk_bytes = 1ull << 20;
+	c->dst_pin_all = true;
+	c->backend = HCA_BACKEND_MODEL;
+	hca_cost_defaults(&c->cost);
+	engine_opts_defaults(&c->eng);
+	c->wait_timeout_ms = 10000;
+	c->seed = 1;
+	c->caps_version = WIRE_CAP_VERSION;
+	c->expect_completed = true;
+	snprintf(c->expect_text, sizeof c->expect_text, "completed");
+}
+
+static int bad(struct diag *d, const char *where, const char *key, const char *value, const char *what)
+{
+	return diag_set(d, "%s: %s: '%s' is not %s", where, key, value, what);
+}
+
+static int get_u64(const char *v, uint64_t *out, uint64_t lo, uint64_t hi)
+{
+	uint64_t x;
+	if (size_parse_u64(v, &x) != 0 || x < lo || x > hi)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int get_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int get_chunk(const char *v, uint64_t *out)
+{
+	uint64_t x;
+	unsigned shift;
+	if (size_parse(v, &x) != 0 || wire_chunk_shift(x, &shift) != 0)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int set_expect(struct runcfg *c, const char *v, const char *where, struct diag *d)
+{
+	snprintf(c->expect_text, sizeof c->expect_text, "%s", v);
+	c->n_expect = 0;
+	if (!strcmp(v, "completed")) {
+		c->expect_completed = true;
+		return 0;
+	}
+	if (strncmp(v, "failed:", 7) != 0 || !v[7])
+		return bad(d, where, "expect", v, "'completed' or 'failed:CAUSE[|CAUSE...]'");
+	c->expect_completed = false;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", v + 7);
+	for (char *save = NULL, *tok = strtok_r(buf, "|", &save); tok; tok = strtok_r(NULL, "|", &save)) {
+		int code = cause_lookup(tok);
+		if (!code)
+			return diag_set(d, "%s: expect: unknown cause '%s' (see migbed causes)", where, tok);
+		if (c->n_expect == RUNCFG_MAX_EXPECT)
+			return diag_set(d, "%s: expect: more than %d causes", where, RUNCFG_MAX_EXPECT);
+		c->expect_causes[c->n_expect++] = code;
+	}
+	return 0;
+}
+
+static int set_copy(char *dst, size_t n, const char *v, const char *where, const char *key, struct diag *d)
+{
+	if (strlen(v) >= n || !v[0])
+		return diag_set(d, "%s: %s: value empty or longer than %zu bytes", where, key, n - 1);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+/* Each setter returns 1 when the key is not its own, 0 when set, -EINVAL on bad value. */
+static int set_transport(struct runcfg *c, const char *k, const char *v, const char *w, struct diag *d)
+{
+	uint64_t x;
+	if (!strcmp(k, "chunk-size"))
+		return get_chunk(v, &c->chunk_bytes) ? bad(d, w, k, v, "a power of two from 1M to 1G") : 0;
+	if (!strcmp(k, "dst-chunk-size")) {
+		c->dst_chunk_set = true;
+		return get_chunk(v, &c->dst_chunk_bytes) ? bad(d, w, k, v, "a power of two from 1M to 1G") : 0;
+	}
+	if (!strcmp(k, "pin-all"))
+		return get_bool(v, &c->pin_all) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
+	if (!strcmp(k, "dst-pin-all"))
+		return get_bool(v, &c->dst_pin_all) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
+	if (!strcmp(k, "backend")) {
+		if (!strcmp(v, "model"))
+			c->backend = HCA_BACKEND_MODEL;
+		else if (!strcmp(v, "verbs"))
+			c->backend = HCA_BACKEND_VERBS;
+		else
+			return bad(d, w, k, v, "model or verbs");
+		return 0;
+	}
+	if (!strcmp(k, "mem")) {
+		c->repr_set = true;
+		if (!strcmp(v, "stamp"))
+			c->repr = MEM_REPR_STAMP;
+		else if (!strcmp(v, "bytes"))
+			c->repr = MEM_REPR_BYTES;
+		else
+			return bad(d, w, k, v, "stamp or bytes");
+		return 0;
+	}
+	if (!strcmp(k, "link-gbps")) {
+		if (get_u64(v, &x, 1, 10000))
+			return bad(d, w, k, v, "a link rate in Gb/s from 1 to 10000");
+		c->cost.link_bytes_per_s = x * 1000000000ull / 8;
+		return 0;
+	}
+	if (!strcmp(k, "latency-us")) {
+		if (get_u64(v, &x, 0, 10000000))
+			return bad(d, w, k, v, "a latency in microseconds");
+		c->cost.msg_latency_ns = x * 1000;
+		return 0;
+	}
+	if (!strcmp(k, "reg-us-per-gib")) {
+		if (get_u64(v, &x, 0, 1000000000))
+			return bad(d, w, k, v, "a cost in microseconds per GiB");
+		c->cost.reg_per_page_ns = x * 1000 / 262144;
+		return 0;
+	}
+	if (!strcmp(k, "caps-version")) {
+		if (get_u64(v, &x, 0, UINT32_MAX))
+			return bad(d, w, k, v, "a 32-bit version number");
+		c->caps_version = (uint32_t)x;
+		return 0;
+	}
+	if (!strcmp(k, "src-addr"))
+		return set_copy(c->src_addr, sizeof c->src_addr, v, w, k, d);
+	if (!strcmp(k, "dst-addr"))
+		return set_copy(c->dst_addr, sizeof c->dst_addr, v, w, k, d);
+	return 1;
+}
+
+static int set_engine(struct runcfg *c, const char *k, const char *v, const char *w, struct diag *d)
+{
+	uint64_t x;
+	if (!strcmp(k, "downtime-limit-ms"))
+		return get_u64(v, &c->eng.downtime_limit_ms, 1, 3600000) ? bad(d, w, k, v, "milliseconds (1..3600000)") : 0;
+	if (!strcmp(k, "max-bandwidth")) {
+		if (!strcmp(v, "unlimited")) {
+			c->eng.max_bandwidth_bytes_per_s = 0;
+			return 0;
+		}
+		if (size_parse(v, &x) || x < 10)
+			return bad(d, w, k, v, "a SIZE per second (e.g. 128M, 10G) or 'unlimited'");
+		c->eng.max_bandwidth_bytes_per_s = x;
+		return 0;
+	}
+	if (!strcmp(k, "device-state"))
+		return (size_parse(v, &c->eng.device_state_bytes) || c->eng.device_state_bytes > (64u << 20))
+			       ? bad(d, w, k, v, "a SIZE up to 64M") : 0;
+	if (!strcmp(k, "max-time-ms"))
+		return get_u64(v, &c->eng.max_time_ms, 1, 86400000) ? bad(d, w, k, v, "milliseconds (1..86400000)") : 0;
+	if (!strcmp(k, "wait-timeout-ms"))
+		return get_u64(v, &c->wait_timeout_ms, 1, 3600000) ? bad(d, w, k, v, "milliseconds (1..3600000)") : 0;
+	if (!strcmp(k, "trace-loop"))
+		return get_bool(v, &c->eng.trace_loop) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
+	if (!strcmp(k, "seed"))
+		return get_u64(v, &c->seed, 0, UINT64_MAX) ? bad(d, w, k, v, "a decimal number") : 0;
+	return 1;
+}
+
+static int set_gen(struct runcfg *c, const char *k, const char *v, const char *w, struct diag *d)
+{
+	uint64_t x = 0;
+	struct tgen_opts *g = &c->gen;
+	int rc = 0;
+	if (!strcmp(k, "pattern"))
+		rc = tgen_pattern_parse(v, &g->pattern) ? bad(d, w, k, v, "rand-set, random, hotcold or idle") : 0;
+	else if (!strcmp(k, "guest"))
+		rc = size_parse(v, &g->guest_bytes) ? bad(d, w, k, v, "a SIZE (e.g. 256M, 8G)") : 0;
+	else if (!strcmp(k, "duration-ms"))
+		rc = get_u64(v, &g->duration_ms, 1, 86400000) ? bad(d, w, k, v, "milliseconds") : 0;
+	else if (!strcmp(k, "epoch-ms"))
+		rc = get_u64(v, &g->epoch_ms, 1, 3600000) ? bad(d, w, k, v, "milliseconds") : 0;
+	else if (!strcmp(k, "page-size"))
+		rc = size_parse(v, &g->page_size) ? bad(d, w, k, v, "a SIZE (e.g. 4K)") : 0;
+	else if (!strcmp(k, "workers")) {
+		rc = get_u64(v, &x, 1, 4096) ? bad(d, w, k, v, "a number of workers (1..4096)") : 0;
+		g->workers = (uint32_t)x;
+	} else if (!strcmp(k, "worker-bytes"))
+		rc = size_parse(v, &g->worker_bytes) ? bad(d, w, k, v, "a SIZE") : 0;
+	else if (!strcmp(k, "sweep-rate"))
+		rc = size_parse(v, &g->sweep_bytes_per_s) ? bad(d, w, k, v, "a SIZE per second") : 0;
+	else if (!strcmp(k, "rate"))
+		rc = get_u64(v, &g->rate_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "pages per second") : 0;
+	else if (!strcmp(k, "hot-rate"))
+		rc = get_u64(v, &g->hot_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "pages per second") : 0;
+	else if (!strcmp(k, "cold-rate"))
+		rc = get_u64(v, &g->cold_pages_per_s, 0, UINT32_MAX) ? bad(d, w, k, v, "pages per second") : 0;
+	else if (!strcmp(k, "hot-fraction")) {
+		char *end;
+		errno = 0;
+		double f = strtod(v, &end);
+		rc = (errno || *end || !(f > 0.0 && f < 1.0)) ? bad(d, w, k, v, "a fraction between 0 and 1") : 0;
+		g->hot_fraction = f;
+	} else
+		return 1;
+	c->gen_keys_used = true;
+	return rc;
+}
+
+int runcfg_set(struct runcfg *c, const char *key, const char *value, const char *where, struct diag *d)
+{
+	if (!find(key))
+		return diag_set(d, "%s: unknown key '%s' (see migbed run --help)", where, key);
+	int rc;
+	if ((rc = set_transport(c, key, value, where, d)) != 1 || (rc = set_engine(c, key, value, where, d)) != 1 ||
+	    (rc = set_gen(c, key, value, where, d)) != 1)
+		return rc;
+	if (!strcmp(key, "expect"))
+		return set_expect(c, value, where, d);
+	if (!strcmp(key, "trace"))
+		return set_copy(c->trace, sizeof c->trace, value, where, key, d);
+	if (!strcmp(key, "json"))
+		return set_copy(c->json_path, sizeof c->json_path, value, where, key, d);
+	if (!strcmp(key, "events"))
+		return set_copy(c->events_path, sizeof c->events_path, value, where, key, d);
+	if (!strcmp(key, "description"))
+		return set_copy(c->description, sizeof c->description, value, where, key, d);
+	if (!strcmp(key, "quiet")) {
+		bool q;
+		if (get_bool(value, &q))
+			return bad(d, where, key, value, "a boolean");
+		c->quiet = q;
+		return 0;
+	}
+	return diag_set(d, "%s: key '%s' is not handled (internal)", where, key);
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* A relative trace path in a scenario is relative to the scenario's folder. */
+static void resolve_trace(struct runcfg *c, const char *scenario)
+{
+	if (!c->trace[0] || c->trace[0] == '/')
+		return;
+	const char *slash = strrchr(scenario, '/');
+	if (!slash)
+		return;
+	char buf[sizeof c->trace];
+	int n = snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - scenario), scenario, c->trace);
+	if (n > 0 && (size_t)n < sizeof buf)
+		memcpy(c->trace, buf, (size_t)n + 1);
+}
+
+int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return diag_set(d, "%s: cannot open scenario: %s", path, strerror(errno));
+	snprintf(c->scenario, sizeof c->scenario, "%s", path);
+	char line[2048];
+	unsigned long lineno = 0;
+	int rc = 0;
+	while (rc == 0 && fgets(line, sizeof line, f)) {
+		lineno++;
+		char where[1100];
+		snprintf(where, sizeof where, "%s:%lu", path, lineno);
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = diag_set(d, "%s: line longer than %zu bytes", where, sizeof line - 2);
+			break;
+		}
+		char *s = trim(line);
+		if (!*s || *s == '#')
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			rc = diag_set(d, "%s: expected 'key = value', got '%s'", where, s);
+			break;
+		}
+		*eq = '\0';
+		char *k = trim(s), *v = trim(eq + 1);
+		if (!*v) {
+			rc = diag_set(d, "%s: key '%s' has no value", where, k);
+			break;
+		}
+		if (runcfg_is_flag(k) || find(k))
+			rc = runcfg_set(c, k, v, where, d);
+		else
+			rc = diag_set(d, "%s: unknown key '%s' (see migbed run --help)", where, k);
+	}
+	if (rc == 0 && ferror(f))
+		rc = diag_set(d, "%s: read error", path);
+	fclose(f);
+	if (rc == 0)
+		resolve_trace(c, path);
+	return rc;
+}
+
+int runcfg_finish(struct runcfg *c, struct diag *d)
+{
+	if (!c->dst_chunk_set)
+		c->dst_chunk_bytes = c->chunk_bytes;
+	if (c->trace[0] && c->gen_keys_used)
+		return diag_set(d, "trace generator keys (pattern, guest, ...) conflict with trace = %s", c->trace);
+	if (!c->repr_set)
+		c->repr = c->backend == HCA_BACKEND_VERBS ? MEM_REPR_BYTES : MEM_REPR_STAMP;
+	if (c->backend == HCA_BACKEND_VERBS && c->repr != MEM_REPR_BYTES)
+		return diag_set(d, "--backend verbs needs --mem bytes (real RDMA moves real bytes)");
+	c->eng.seed = c->seed;
+	c->gen.seed = c->seed;
+	if (!c->trace[0]) {
+		tgen_defaults(&c->gen);
+		if (tgen_validate(&c->gen, d) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}

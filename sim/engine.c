@@ -1,0 +1,513 @@
+/* engine - the pre-copy migration engine (see engine.h). */
+#include "sim/engine.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/stream.h"
+
+#define NS_PER_MS 1000000ull
+#define COUNTER_PERIOD_MS 100ull
+#define PAGES_PER_TIME_CHECK 64u
+
+void engine_opts_defaults(struct engine_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->downtime_limit_ms = 300;
+	o->max_bandwidth_bytes_per_s = 128ull << 20;
+	o->device_state_bytes = 256u << 10;
+	o->slice_ms = 50;
+	o->max_time_ms = 600000;
+	o->trace_loop = true;
+}
+
+/* One bitmap per block. */
+struct bitmap {
+	uint64_t *w;
+	uint64_t bits;
+	uint64_t count;
+};
+
+struct eng {
+	const struct engine_opts *o;
+	hca_world *w;
+	vclock *clk;
+	evlog *ev;
+	mem *m;
+	proto_src *ps;
+	struct metrics *out;
+	size_t n_blocks;
+	uint64_t page_size;
+	struct bitmap *dirty;      /* migration bitmap: pages to send */
+	struct bitmap *log;        /* guest writes since the last sync */
+	/* trace replay */
+	const char *trace_path;
+	trace_reader *tr;
+	uint64_t trace_base_ns;    /* virtual time of the current pass's t=0 */
+	uint64_t next_epoch_ns;    /* absolute; UINT64_MAX = none */
+	bool trace_done, pass_had_epoch;
+	bool vm_running;
+	/* cursor */
+	size_t cur_block;
+	uint64_t cur_page;
+	/* counters */
+	uint64_t start_ns, last_update_ns, last_transferred;
+	uint64_t window_start_ns, window_start_bytes;
+	uint64_t threshold_bytes;
+	bool have_bandwidth;
+	struct diag *d;
+};
+
+static uint64_t now(const struct eng *e) { return vclock_now_ns(e->clk); }
+
+static void bm_set(struct bitmap *b, uint64_t i)
+{
+	uint64_t m = 1ull << (i & 63);
+	if (!(b->w[i >> 6] & m)) {
+		b->w[i >> 6] |= m;
+		b->count++;
+	}
+}
+
+static int bitmaps_init(struct eng *e)
+{
+	e->dirty = calloc(e->n_blocks, sizeof *e->dirty);
+	e->log = calloc(e->n_blocks, sizeof *e->log);
+	if (!e->dirty || !e->log)
+		return -ENOMEM;
+	for (size_t b = 0; b < e->n_blocks; b++) {
+		uint64_t bits = mem_block_pages(e->m, b), words = (bits + 63) / 64;
+		e->dirty[b] = (struct bitmap){ .w = calloc(words, 8), .bits = bits };
+		e->log[b] = (struct bitmap){ .w = calloc(words, 8), .bits = bits };
+		if (!e->dirty[b].w || !e->log[b].w)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void bitmaps_free(struct eng *e)
+{
+	for (size_t b = 0; e->dirty && b < e->n_blocks; b++)
+		free(e->dirty[b].w);
+	for (size_t b = 0; e->log && b < e->n_blocks; b++)
+		free(e->log[b].w);
+	free(e->dirty);
+	free(e->log);
+}
+
+static uint64_t pending_pages(const struct eng *e)
+{
+	uint64_t n = 0;
+	for (size_t b = 0; b < e->n_blocks; b++)
+		n += e->dirty[b].count;
+	return n;
+}
+
+/* migration_bitmap_sync: move the guest's dirty log into the migration bitmap. */
+static void bitmap_sync(struct eng *e, bool all)
+{
+	for (size_t b = 0; b < e->n_blocks; b++) {
+		struct bitmap *d = &e->dirty[b], *l = &e->log[b];
+		uint64_t words = (d->bits + 63) / 64, cnt = 0;
+		for (uint64_t i = 0; i < words; i++) {
+			uint64_t v = all ? ~0ull : (d->w[i] | l->w[i]);
+			if (i == words - 1 && (d->bits & 63))
+				v &= (1ull << (d->bits & 63)) - 1;
+			d->w[i] = v;
+			l->w[i] = 0;
+			cnt += (uint64_t)__builtin_popcountll(v);
+		}
+		d->count = cnt;
+		l->count = 0;
+	}
+	e->out->dirty_sync_count++;
+	evlog_emit(e->ev, "sim", "bitmap_sync", "n=%llu pending_pages=%llu",
+		   (unsigned long long)e->out->dirty_sync_count, (unsigned long long)pending_pages(e));
+}
+
+/* ---- trace replay --------------------------------------------------------------------- */
+
+static int trace_advance(struct eng *e)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t t;
+		int rc = trace_next_epoch(e->tr, &t);
+		if (rc < 0)
+			return diag_set(e->d, "%s", trace_diag(e->tr));
+		if (rc > 0) {
+			e->pass_had_epoch = true;
+			e->next_epoch_ns = e->trace_base_ns + t;
+			return 0;
+		}
+		/* end of this pass */
+		const struct trace_header *h = trace_header(e->tr);
+		uint64_t dur = h->duration_ns;
+		trace_close(e->tr);
+		e->tr = NULL;
+		if (!e->o->trace_loop || !e->pass_had_epoch || dur == 0)
+			break;
+		struct diag d2;
+		if ((rc = trace_open(e->trace_path, &e->tr, &d2)) < 0)
+			return diag_set(e->d, "%s", d2.msg);
+		e->trace_base_ns += dur;
+		e->pass_had_epoch = false;
+	}
+	e->trace_done = true;
+	e->next_epoch_ns = UINT64_MAX;
+	return 0;
+}
+
+/* Apply every epoch whose time has come (only while the VM runs). */
+static int trace_apply(struct eng *e)
+{
+	for (uint32_t guard = 0; e->vm_running && e->next_epoch_ns <= now(e); guard++) {
+		assert(guard < 100000000u);
+		struct trace_range r;
+		int rc;
+		while ((rc = trace_next_range(e->tr, &r)) > 0) {
+			mem_write_pages(e->m, r.block, r.first_page, r.n_pages);
+			for (uint64_t p = r.first_page; p < r.first_page + r.n_pages; p++)
+				bm_set(&e->log[r.block], p);
+			e->out->guest_pages_written += r.n_pages;
+		}
+		if (rc < 0)
+			return diag_set(e->d, "%s", trace_diag(e->tr));
+		if ((rc = trace_advance(e)))
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- counters and rate limit (migration_update_counters) -------------------------------- */
+
+static uint64_t transferred(const struct eng *e) { return proto_src_transferred(e->ps); }
+
+static void update_counters(struct eng *e)
+{
+	uint64_t t = now(e);
+	if (t - e->last_update_ns < COUNTER_PERIOD_MS * NS_PER_MS)
+		return;
+	uint64_t bytes = transferred(e) - e->last_transferred;
+	uint64_t elapsed_ms = (t - e->last_update_ns) / NS_PER_MS;
+	uint64_t bw_per_ms = elapsed_ms ? bytes / elapsed_ms : 0;
+	e->threshold_bytes = engine_threshold_bytes(bytes, elapsed_ms, e->o->downtime_limit_ms);
+	e->have_bandwidth = true;
+	e->last_update_ns = t;
+	e->last_transferred = transferred(e);
+	e->window_start_ns = t;
+	e->window_start_bytes = transferred(e);
+	evlog_emit(e->ev, "sim", "counters", "bw_bytes_per_ms=%llu threshold=%llu pending=%llu",
+		   (unsigned long long)bw_per_ms, (unsigned long long)e->threshold_bytes,
+		   (unsigned long long)(pending_pages(e) * e->page_size));
+}
+
+static bool rate_exceeded(const struct eng *e)
+{
+	if (!e->vm_running || e->o->max_bandwidth_bytes_per_s == 0)
+		return false;
+	uint64_t budget = e->o->max_bandwidth_bytes_per_s / (1000 / COUNTER_PERIOD_MS);
+	return transferred(e) - e->window_start_bytes >= budget;
+}
+
+/* ---- one round (ram_save_iterate) -------------------------------------------------------- */
+
+/* Next dirty page at or after the cursor (wrapping once); false when clean. */
+static bool next_dirty(struct eng *e, size_t *bo, uint64_t *po)
+{
+	for (size_t n = 0; n <= e->n_blocks; n++) {
+		size_t b = (e->cur_block + n) % e->n_blocks;
+		struct bitmap *bm = &e->dirty[b];
+		uint64_t start = n == 0 ? e->cur_page : 0;
+		if (bm->count == 0 || start >= bm->bits)
+			continue;
+		for (uint64_t i = start >> 6; i < (bm->bits + 63) / 64; i++) {
+			uint64_t v = bm->w[i];
+			if (i == start >> 6)
+				v &= ~0ull << (start & 63);
+			if (v) {
+				*bo = b;
+				*po = i * 64 + (uint64_t)__builtin_ctzll(v);
+				return true;
+			}
+		}
+	}
+	/* the wrap: pages of the cursor's block before the cursor */
+	struct bitmap *bm = &e->dirty[e->cur_block];
+	for (uint64_t i = 0; bm->count && i <= e->cur_page >> 6 && i < (bm->bits + 63) / 64; i++) {
+		if (bm->w[i]) {
+			*bo = e->cur_block;
+			*po = i * 64 + (uint64_t)__builtin_ctzll(bm->w[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int send_page(struct eng *e, size_t b, uint64_t p)
+{
+	struct bitmap *bm = &e->dirty[b];
+	bm->w[p >> 6] &= ~(1ull << (p & 63));
+	bm->count--;
+	e->cur_block = b;
+	e->cur_page = p + 1;
+	int rc = proto_src_save_page(e->ps, b, p);
+	return rc ? rc : proto_src_poll(e->ps);
+}
+
+static int put_ram_part(struct eng *e)
+{
+	uint8_t tag = STREAM_RAM_PART;
+	return proto_src_put(e->ps, &tag, 1);
+}
+
+static int put_eos(struct eng *e)
+{
+	uint8_t eos[8] = { 0, 0, 0, 0, 0, 0, 0, STREAM_FLAG_EOS };
+	int rc = proto_src_put(e->ps, eos, sizeof eos);
+	return rc ? rc : proto_src_flush(e->ps);
+}
+
+/* Returns the number of pages sent, or a negative cause. */
+static int64_t iterate_once(struct eng *e, bool unlimited)
+{
+	int rc;
+	if ((rc = put_ram_part(e)) || (rc = proto_src_reg_start(e->ps)))
+		return rc;
+	uint64_t t0 = now(e), pages = 0;
+	size_t b;
+	uint64_t p;
+	while (unlimited || !rate_exceeded(e)) {
+		if ((rc = trace_apply(e)))
+			return ENGINE_INPUT_ERROR;
+		if (!next_dirty(e, &b, &p))
+			break;
+		if ((rc = send_page(e, b, p)))
+			return rc;
+		pages++;
+		if (!unlimited && pages % PAGES_PER_TIME_CHECK == 0 &&
+		    now(e) - t0 > e->o->slice_ms * NS_PER_MS)
+			break;
+	}
+	if ((rc = proto_src_reg_stop(e->ps, false)) || (rc = put_eos(e)))
+		return rc;
+	e->out->rounds++;
+	evlog_emit(e->ev, "sim", "round", "n=%llu pages=%llu pending_pages=%llu",
+		   (unsigned long long)e->out->rounds, (unsigned long long)pages,
+		   (unsigned long long)pending_pages(e));
+	return (int64_t)pages;
+}
+
+/* ---- setup, iterations, completion -------------------------------------------------------- */
+
+static int put_header(struct eng *e)
+{
+	struct stream_buf b = { 0 };
+	uint64_t total = 0;
+	for (size_t i = 0; i < e->n_blocks; i++)
+		total += mem_block_bytes(e->m, i);
+	int rc = stream_put_be32(&b, STREAM_MAGIC);
+	rc = rc ? rc : stream_put_be32(&b, STREAM_VERSION);
+	rc = rc ? rc : stream_put_u8(&b, STREAM_RAM_START);
+	rc = rc ? rc : stream_put_be64(&b, total | STREAM_FLAG_MEM_SIZE);
+	for (size_t i = 0; !rc && i < e->n_blocks; i++) {
+		const char *name = mem_block_name(e->m, i);
+		size_t n = strlen(name);
+		rc = stream_put_u8(&b, (uint8_t)n);
+		rc = rc ? rc : stream_put_bytes(&b, name, n);
+		rc = rc ? rc : stream_put_be64(&b, mem_block_bytes(e->m, i));
+	}
+	if (!rc)
+		rc = proto_src_put(e->ps, b.data, b.len);
+	else
+		rc = proto_src_fail(e->ps, CAUSE_RESOURCE_EXHAUSTED, "stream header");
+	stream_buf_free(&b);
+	return rc;
+}
+
+static int setup(struct eng *e, const char *dst_addr)
+{
+	int rc;
+	e->vm_running = true;
+	if ((rc = trace_apply(e)))
+		return ENGINE_INPUT_ERROR;
+	if ((rc = proto_src_connect(e->ps, dst_addr)))
+		return rc;
+	if ((rc = put_header(e)) || (rc = proto_src_reg_start(e->ps)) || (rc = proto_src_reg_stop(e->ps, true)) ||
+	    (rc = put_eos(e)))
+		return rc;
+	bitmap_sync(e, true);
+	e->out->setup_time_ms = (now(e) - e->start_ns) / NS_PER_MS;
+	e->last_update_ns = e->window_start_ns = now(e);
+	e->last_transferred = e->window_start_bytes = transferred(e);
+	evlog_emit(e->ev, "sim", "setup_done", "pending_pages=%llu", (unsigned long long)pending_pages(e));
+	return 0;
+}
+
+static int iterate(struct eng *e)
+{
+	for (uint64_t guard = 0;; guard++) {
+		assert(guard < 100000000ull);
+		int rc;
+		if (now(e) - e->start_ns > e->o->max_time_ms * NS_PER_MS)
+			return proto_src_fail(e->ps, CAUSE_NOT_CONVERGED,
+					      "still iterating after the time limit (max-time)");
+		update_counters(e);
+		if (e->have_bandwidth && engine_wants_sync(pending_pages(e) * e->page_size, e->threshold_bytes)) {
+			if ((rc = trace_apply(e)))
+				return ENGINE_INPUT_ERROR;
+			bitmap_sync(e, false);
+			if (engine_switchover(pending_pages(e) * e->page_size, e->threshold_bytes))
+				return 0;
+		}
+		int64_t sent = iterate_once(e, false);
+		if (sent < 0)
+			return (int)sent;
+		if (rate_exceeded(e)) {
+			uint64_t end = e->window_start_ns + COUNTER_PERIOD_MS * NS_PER_MS;
+			if (end > now(e))
+				hca_sleep(e->w, end - now(e));
+		} else if (sent == 0 && !e->have_bandwidth) {
+			/* clean and no measurement yet: let the first period pass */
+			hca_sleep(e->w, e->last_update_ns + COUNTER_PERIOD_MS * NS_PER_MS - now(e));
+		}
+		if ((rc = trace_apply(e)))
+			return ENGINE_INPUT_ERROR;
+	}
+}
+
+static int put_device_and_verify(struct eng *e)
+{
+	struct stream_buf b = { 0 };
+	uint64_t n = e->o->device_state_bytes;
+	uint8_t *dev = malloc(n ? n : 1);
+	if (!dev)
+		return proto_src_fail(e->ps, CAUSE_RESOURCE_EXHAUSTED, "device state buffer");
+	uint64_t x = e->o->seed ^ 0xd1b54a32d192ed03ull;
+	for (uint64_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		dev[i] = (uint8_t)x;
+	}
+	int rc = stream_put_u8(&b, STREAM_DEVICE);
+	rc = rc ? rc : stream_put_be32(&b, (uint32_t)n);
+	rc = rc ? rc : stream_put_bytes(&b, dev, n);
+	rc = rc ? rc : stream_put_be64(&b, stream_digest(STREAM_DIGEST_INIT, dev, n));
+	rc = rc ? rc : stream_put_u8(&b, STREAM_VERIFY);
+	rc = rc ? rc : stream_put_be32(&b, (uint32_t)e->n_blocks);
+	for (size_t i = 0; !rc && i < e->n_blocks; i++)
+		rc = stream_put_be64(&b, proto_mem_digest(e->m, i));
+	rc = rc ? rc : stream_put_u8(&b, STREAM_EOF);
+	free(dev);
+	if (rc) {
+		stream_buf_free(&b);
+		return proto_src_fail(e->ps, CAUSE_RESOURCE_EXHAUSTED, "device state stream");
+	}
+	rc = proto_src_put(e->ps, b.data, b.len);
+	stream_buf_free(&b);
+	return rc ? rc : proto_src_flush(e->ps);
+}
+
+static int completion(struct eng *e, uint64_t *downtime_start)
+{
+	int rc;
+	if ((rc = trace_apply(e)))
+		return ENGINE_INPUT_ERROR;
+	*downtime_start = now(e);
+	e->vm_running = false;
+	uint64_t before = transferred(e);
+	evlog_emit(e->ev, "sim", "vm_stop", "pending_pages=%llu", (unsigned long long)pending_pages(e));
+	bitmap_sync(e, false);
+	int64_t sent = iterate_once(e, true);
+	if (sent < 0)
+		return (int)sent;
+	if (pending_pages(e) != 0)
+		return proto_src_fail(e->ps, CAUSE_INTERNAL, "pages left dirty after the final round");
+	if ((rc = put_device_and_verify(e)))
+		return rc;
+	e->out->ram_downtime_bytes = transferred(e) - before;
+	return 0;
+}
+
+static void fill_metrics(struct eng *e, int rc, uint64_t downtime_start)
+{
+	struct metrics *m = e->out;
+	const struct proto_stats *st = proto_src_stats(e->ps);
+	uint64_t end = now(e);
+	m->status = rc == 0 ? "completed" : "failed";
+	m->total_time_ms = (end - e->start_ns) / NS_PER_MS;
+	m->downtime_ms = rc == 0 ? (end - downtime_start) / NS_PER_MS : 0;
+	m->page_size = e->page_size;
+	m->ram_total = 0;
+	for (size_t b = 0; b < e->n_blocks; b++)
+		m->ram_total += mem_block_bytes(e->m, b);
+	m->ram_transferred = transferred(e);
+	m->ram_remaining = pending_pages(e) * e->page_size;
+	m->ram_normal = st->normal_pages;
+	m->ram_duplicate = st->zero_pages;
+	m->ram_precopy_bytes = m->ram_transferred - m->ram_downtime_bytes;
+	m->ram_mbps = metrics_mbps(m->ram_transferred, m->total_time_ms, m->setup_time_ms);
+	m->rdma_writes = st->rdma_writes;
+	m->max_writes_in_flight = st->max_writes_in_flight;
+	m->pin_all = proto_src_pin_all(e->ps);
+	m->src.registrations = st->registrations;
+	m->src.pinned_peak_bytes = st->pinned_peak_bytes;
+	for (int i = 0; i < METRICS_MSG_TYPES; i++) {
+		m->src.msgs_sent[i] = st->msgs_sent[i];
+		m->src.msgs_recv[i] = st->msgs_recv[i];
+	}
+}
+
+int engine_run(const struct engine_opts *o, const char *trace_path, mem *src_mem, hca_world *w,
+	       proto_src *ps, const char *dst_addr, struct metrics *out, struct diag *d)
+{
+	struct eng e = { .o = o, .w = w, .clk = hca_world_clock(w), .ev = hca_world_evlog(w), .m = src_mem,
+			 .ps = ps, .out = out, .n_blocks = mem_n_blocks(src_mem),
+			 .page_size = mem_page_size(src_mem), .trace_path = trace_path, .d = d };
+	uint64_t downtime_start = 0;
+	e.start_ns = now(&e);
+	int rc = bitmaps_init(&e);
+	if (rc) {
+		rc = proto_src_fail(ps, CAUSE_RESOURCE_EXHAUSTED, "dirty bitmaps: out of memory");
+		goto out;
+	}
+	if ((rc = trace_open(trace_path, &e.tr, d)) < 0) {
+		rc = ENGINE_INPUT_ERROR;
+		goto out;
+	}
+	if ((rc = trace_advance(&e)))
+		goto input;
+	if ((rc = setup(&e, dst_addr)) || (rc = iterate(&e)) || (rc = completion(&e, &downtime_start)))
+		goto out;
+	evlog_emit(e.ev, "sim", "source_completed", "transferred=%llu", (unsigned long long)transferred(&e));
+	goto out;
+input:
+	rc = ENGINE_INPUT_ERROR;
+out:
+	fill_metrics(&e, rc, downtime_start);
+	if (e.tr)
+		trace_close(e.tr);
+	bitmaps_free(&e);
+	return rc;
+}
+
+uint64_t engine_threshold_bytes(uint64_t bytes, uint64_t elapsed_ms, uint64_t downtime_limit_ms)
+{
+	if (elapsed_ms == 0)
+		return 0;
+	/* bytes/ms x ms, in 128 bits: no overflow for any 64-bit inputs that fit the result */
+	unsigned __int128 t = (unsigned __int128)bytes * downtime_limit_ms / elapsed_ms;
+	return t > UINT64_MAX ? UINT64_MAX : (uint64_t)t;
+}
+
+bool engine_wants_sync(uint64_t pending_bytes, uint64_t threshold_bytes)
+{
+	return pending_bytes <= threshold_bytes;
+}
+
+bool engine_switchover(uint64_t exact_pending_bytes, uint64_t threshold_bytes)
+{
+	return exact_pending_bytes == 0 || exact_pending_bytes < threshold_bytes;
+}

@@ -1,0 +1,98 @@
+/* proto - QEMU's RDMA migration protocol (spec §1-§4) over the hca seam.
+ *
+ * The source is blocking code driven by the pre-copy engine: it connects with the
+ * capability private data, speaks the READY-credit control channel, exchanges RAM blocks,
+ * merges dirty pages into RDMA WRITEs of at most min(chunk, 2 MiB) that never cross one of
+ * its chunks, registers chunks on demand (REGISTER REQUEST/RESULT, a per-source-chunk rkey
+ * cache), elides all-zero buffers of unregistered chunks with COMPRESS, keeps at most one
+ * write in flight per chunk and 512 overall, and drains + sends REGISTER FINISHED at the
+ * end of every round. The destination is reactive (proto_dst_progress): it answers READY,
+ * parses the migration stream, registers chunks with *its own* chunk size, and verifies
+ * its memory against the digests the source sends before EOF.
+ *
+ * Every failure ends in one named cause (faults/cause.h) recorded on the side that saw
+ * it, with details; the side then sends ERROR to its peer (unless the peer's ERROR is what
+ * it received) and disconnects. */
+#ifndef MIGBED_TRANSPORT_PROTO_H
+#define MIGBED_TRANSPORT_PROTO_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "faults/cause.h"
+#include "sim/mem.h"
+#include "transport/hca.h"
+#include "transport/wire.h"
+
+#define PROTO_DEFAULT_WAIT_NS (10ull * 1000 * 1000 * 1000)   /* 10 s, virtual */
+
+struct proto_opts {
+	unsigned chunk_shift;          /* this side's chunk size, 20..30 */
+	bool pin_all;                  /* source: ask for it; destination: accept it */
+	uint64_t wait_timeout_ns;      /* bound on every single wait */
+	uint32_t caps_version;         /* 1; other values test VERSION_UNSUPPORTED */
+};
+void proto_opts_defaults(struct proto_opts *o);
+
+struct proto_stats {
+	uint64_t msgs_sent[WIRE_TYPE_COUNT];
+	uint64_t msgs_recv[WIRE_TYPE_COUNT];
+	uint64_t registrations;        /* chunk (or block) MRs registered for guest RAM */
+	uint64_t pinned_bytes;         /* guest RAM currently registered */
+	uint64_t pinned_peak_bytes;
+	uint64_t rdma_writes;
+	uint64_t rdma_bytes;
+	uint64_t normal_pages;         /* pages written by RDMA */
+	uint64_t zero_pages;           /* pages elided by COMPRESS ("duplicate") */
+	uint64_t file_bytes;           /* QEMU FILE stream bytes */
+	uint64_t wrid_misses;          /* completions consumed while waiting for another */
+	uint64_t max_writes_in_flight;
+};
+
+/* ---- source --------------------------------------------------------------------------- */
+typedef struct proto_src proto_src;
+
+int proto_src_new(hca_world *w, mem *m, const struct proto_opts *o, proto_src **out);
+/* Connect, exchange capabilities, set up the control channel. */
+int proto_src_connect(proto_src *s, const char *addr);
+/* Append migration-stream bytes; sent as QEMU FILE messages (<= 32 KiB) by flush. */
+int proto_src_put(proto_src *s, const void *data, size_t len);
+/* Flush the merged RDMA write, then send buffered stream bytes. */
+int proto_src_flush(proto_src *s);
+/* Registration round start: HOOK into the stream + flush. */
+int proto_src_reg_start(proto_src *s);
+/* Round end: flush, drain all writes, (setup round: RAM BLOCKS exchange,) REGISTER FINISHED. */
+int proto_src_reg_stop(proto_src *s, bool setup);
+/* Offer one dirty page (block b, page index) to RDMA. */
+int proto_src_save_page(proto_src *s, size_t b, uint64_t page);
+/* Nonblocking: reap write completions (after each page, as QEMU does). */
+int proto_src_poll(proto_src *s);
+/* Bytes counted as transferred so far (stream + RDMA, counted when posted). */
+uint64_t proto_src_transferred(const proto_src *s);
+bool proto_src_pin_all(const proto_src *s);
+const struct proto_stats *proto_src_stats(const proto_src *s);
+const struct cause_ctx *proto_src_cause(const proto_src *s);
+/* Record a failure detected outside the protocol (e.g. by the engine). */
+int proto_src_fail(proto_src *s, int cause, const char *detail);
+/* Cleanup: ERROR to the peer if this side failed, disconnect, free everything. */
+void proto_src_free(proto_src *s);
+
+/* ---- destination ------------------------------------------------------------------------ */
+typedef struct proto_dst proto_dst;
+
+enum proto_dst_state { PROTO_DST_RUNNING, PROTO_DST_COMPLETED, PROTO_DST_FAILED };
+
+int proto_dst_new(hca_world *w, mem *m, const struct proto_opts *o, proto_dst **out);
+int proto_dst_listen(proto_dst *d, const char *addr);
+/* hca_progress_fn: >0 did something, 0 nothing to do now, <0 finished (completed/failed). */
+int proto_dst_progress(void *d);
+enum proto_dst_state proto_dst_state(const proto_dst *d);
+const struct proto_stats *proto_dst_stats(const proto_dst *d);
+const struct cause_ctx *proto_dst_cause(const proto_dst *d);
+bool proto_dst_pin_all(const proto_dst *d);
+/* Fail the destination from outside (e.g. it never finished). */
+int proto_dst_fail(proto_dst *d, int cause, const char *detail);
+void proto_dst_free(proto_dst *d);
+
+/* Digest of one block's memory, as carried in the stream's VERIFY record. */
+uint64_t proto_mem_digest(const mem *m, size_t b);
+
+#endif

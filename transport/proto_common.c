@@ -1,0 +1,161 @@
+/* proto_common - control channel framing shared by source and destination. */
+#include "transport/proto_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void proto_opts_defaults(struct proto_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->chunk_shift = WIRE_CHUNK_SHIFT_MIN;
+	o->wait_timeout_ns = PROTO_DEFAULT_WAIT_NS;
+	o->caps_version = WIRE_CAP_VERSION;
+}
+
+int ctl_init(struct ctl *c, hca_ep *ep, const char *side, struct proto_stats *st,
+	     struct cause_ctx *cx)
+{
+	memset(c, 0, sizeof *c);
+	c->ep = ep;
+	c->side = side;
+	c->stats = st;
+	for (int i = 0; i < WIRE_SLOTS; i++) {
+		c->buf[i] = aligned_alloc(4096, WIRE_CONTROL_BUF_BYTES);
+		if (!c->buf[i])
+			return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "control buffer %d: out of memory", i);
+		memset(c->buf[i], 0, WIRE_CONTROL_BUF_BYTES);
+		int rc = hca_reg_mr(ep, (uint64_t)(uintptr_t)c->buf[i], WIRE_CONTROL_BUF_BYTES,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &c->mr[i]);
+		if (rc)
+			return cause_set(cx, CAUSE_CONTROL_REG_FAILED,
+					 "error registering %d control: %s", i, strerror(-rc));
+	}
+	return 0;
+}
+
+void ctl_fini(struct ctl *c)
+{
+	for (int i = 0; i < WIRE_SLOTS; i++) {
+		if (c->mr[i])
+			hca_dereg_mr(c->mr[i]);
+		c->mr[i] = NULL;
+		free(c->buf[i]);
+		c->buf[i] = NULL;
+	}
+}
+
+int ctl_post_recv(struct ctl *c, enum wire_slot slot, struct cause_ctx *cx)
+{
+	int rc = hca_post_recv(c->ep, CTL_WRID_RECV(slot), (uint64_t)(uintptr_t)c->buf[slot],
+			       WIRE_CONTROL_BUF_BYTES, hca_mr_lkey(c->mr[slot]));
+	if (rc)
+		return cause_set(cx, CAUSE_CONTROL_RECV_FAILED, "error posting control recv (slot %d): %s",
+				 (int)slot, strerror(-rc));
+	return 0;
+}
+
+int ctl_post_send(struct ctl *c, uint32_t type, uint32_t repeat, const void *data,
+		  uint32_t len, struct cause_ctx *cx)
+{
+	if (len > WIRE_CONTROL_MAX_DATA)
+		return cause_set(cx, CAUSE_INTERNAL, "control message of %u bytes exceeds 512 KiB", len);
+	struct wire_hdr h = { .len = len, .type = type, .repeat = repeat };
+	uint8_t *b = c->buf[WIRE_SLOT_CONTROL];
+	wire_hdr_encode(&h, b, WIRE_HDR_BYTES);
+	if (len)
+		memcpy(b + WIRE_HDR_BYTES, data, len);
+	struct hca_send_wr wr = {
+		.wr_id = WIRE_WRID_SEND_CONTROL,
+		.opcode = HCA_WR_SEND,
+		.local_addr = (uint64_t)(uintptr_t)b,
+		.length = WIRE_HDR_BYTES + len,
+		.lkey = hca_mr_lkey(c->mr[WIRE_SLOT_CONTROL]),
+		.signaled = true,
+	};
+	int rc = hca_post_send(c->ep, &wr);
+	if (rc)
+		return cause_set(cx, CAUSE_CONTROL_SEND_FAILED,
+				 "Failed to use post IB SEND for control (%s): %s",
+				 wire_type_name(type), strerror(-rc));
+	if (type < WIRE_TYPE_COUNT)
+		c->stats->msgs_sent[type]++;
+	return 0;
+}
+
+const uint8_t *ctl_data(const struct ctl *c, enum wire_slot slot)
+{
+	return c->buf[slot] + WIRE_HDR_BYTES;
+}
+
+int ctl_decode(struct ctl *c, enum wire_slot slot, uint32_t byte_len, uint32_t want,
+	       struct wire_hdr *h, struct cause_ctx *cx)
+{
+	if (byte_len < WIRE_HDR_BYTES || wire_hdr_decode(c->buf[slot], byte_len, h) < 0)
+		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "control message of %u bytes is shorter than its header",
+				 byte_len);
+	if (h->len > WIRE_CONTROL_MAX_DATA)
+		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "too long length: %u", h->len);
+	if (WIRE_HDR_BYTES + h->len != byte_len)
+		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "Malformed length: %u byte_len %u", h->len, byte_len);
+	if (h->repeat > WIRE_MAX_REPEAT)
+		return cause_set(cx, CAUSE_TOO_MANY_REQUESTS,
+				 "rdma: Too many requests in this message (%u).Bailing.", h->repeat);
+	if (h->type < WIRE_TYPE_COUNT)
+		c->stats->msgs_recv[h->type]++;
+	if (h->type == WIRE_ERROR && want != WIRE_ERROR)
+		return cause_set(cx, CAUSE_PEER_ERROR,
+				 "Was expecting a %s (%u) control message, but got: ERROR (1), length: %u",
+				 wire_type_name(want), want, h->len);
+	if (want != WIRE_NONE && h->type != want)
+		return cause_set(cx, CAUSE_UNEXPECTED_MESSAGE,
+				 "Was expecting a %s (%u) control message, but got: %s (%u), length: %u",
+				 wire_type_name(want), want, wire_type_name(h->type), h->type, h->len);
+	return 0;
+}
+
+int ctl_status_cause(int status, int fallback)
+{
+	switch (status) {
+	case HCA_WC_REM_ACCESS_ERR:
+		return CAUSE_REMOTE_ACCESS_ERROR;
+	case HCA_WC_RNR_RETRY_EXC_ERR:
+		return CAUSE_RNR_RETRY_EXCEEDED;
+	case HCA_WC_RETRY_EXC_ERR:
+		return CAUSE_TRANSPORT_RETRY_EXCEEDED;
+	default:
+		return fallback;
+	}
+}
+
+int ctl_wait_cause(int rc)
+{
+	if (rc == -ECONNRESET)
+		return CAUSE_PEER_DISCONNECTED;
+	if (rc == -ENODEV)
+		return CAUSE_DEVICE_REMOVED;
+	return CAUSE_INTERNAL;
+}
+
+uint64_t proto_mem_digest(const mem *m, size_t b)
+{
+	uint64_t h = STREAM_DIGEST_INIT ^ (uint64_t)b;
+	uint64_t pages = mem_block_pages(m, b);
+	if (mem_repr(m) == MEM_REPR_BYTES) {
+		const void *p = mem_block_ptr((mem *)m, b);
+		uint64_t bytes = mem_block_bytes(m, b);
+		for (uint64_t off = 0; off < bytes; off += 1u << 20) {
+			uint64_t n = bytes - off < (1u << 20) ? bytes - off : (1u << 20);
+			if (!mem_pages_zero(m, b, off / mem_page_size(m), (n + mem_page_size(m) - 1) / mem_page_size(m)))
+				h = stream_digest(h, (const uint8_t *)p + off, n);
+			else
+				h = stream_digest(h, "Z", 1);
+		}
+		return h;
+	}
+	for (uint64_t pg = 0; pg < pages; pg++) {
+		uint64_t st = mem_page_stamp(m, b, pg);
+		h = stream_digest(h, &st, sizeof st);
+	}
+	return h;
+}

@@ -1,0 +1,43 @@
+/* proto_internal - the control channel shared by the protocol's source and destination:
+ * three registered 512 KiB buffers (slot 0 READY, 1 DATA, 2 CONTROL) and the framing of
+ * control messages (spec §2). Internal to transport/. */
+#ifndef MIGBED_TRANSPORT_PROTO_INTERNAL_H
+#define MIGBED_TRANSPORT_PROTO_INTERNAL_H
+#include "transport/proto.h"
+#include "transport/stream.h"
+
+struct ctl {
+	hca_ep *ep;
+	const char *side;
+	evlog *ev;
+	struct proto_stats *stats;
+	uint8_t *buf[WIRE_SLOTS];
+	hca_mr *mr[WIRE_SLOTS];
+};
+
+/* Allocate and register the three control buffers. 0 or -CAUSE_CONTROL_REG_FAILED
+ * (cx filled). */
+int ctl_init(struct ctl *c, hca_ep *ep, const char *side, struct proto_stats *st,
+	     struct cause_ctx *cx);
+void ctl_fini(struct ctl *c);
+/* Post a RECV for slot. 0 or -CAUSE_CONTROL_RECV_FAILED. */
+int ctl_post_recv(struct ctl *c, enum wire_slot slot, struct cause_ctx *cx);
+/* Frame header + data into the CONTROL buffer and post one signaled SEND (wr_id 2000). */
+int ctl_post_send(struct ctl *c, uint32_t type, uint32_t repeat, const void *data,
+		  uint32_t len, struct cause_ctx *cx);
+/* Validate a received message in slot (byte_len from the completion) and decode its
+ * header: checks len <= 512 KiB - 16, 16 + len == byte_len, repeat <= 4096. An ERROR
+ * message gives -CAUSE_PEER_ERROR; a type other than `want` (WIRE_NONE = any) gives
+ * -CAUSE_UNEXPECTED_MESSAGE, with QEMU's wording in the detail. */
+int ctl_decode(struct ctl *c, enum wire_slot slot, uint32_t byte_len, uint32_t want,
+	       struct wire_hdr *h, struct cause_ctx *cx);
+/* Map a failed completion's status to a cause: REM_ACCESS_ERR, RNR, RETRY get their own
+ * rows, anything else `fallback`. */
+int ctl_status_cause(int status, int fallback);
+/* Map a hca_wait / poll error (-ECONNRESET, -ENODEV, other) to a cause. */
+int ctl_wait_cause(int rc);
+const uint8_t *ctl_data(const struct ctl *c, enum wire_slot slot);
+
+#define CTL_WRID_RECV(slot) ((uint64_t)WIRE_WRID_RECV_CONTROL + (uint64_t)(slot))
+
+#endif

@@ -1,0 +1,659 @@
+/* proto_src - the source side of QEMU's RDMA migration protocol (see proto.h). */
+#include "transport/proto_internal.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SRC "src"
+#define ENOMEM_RETRY_MAX 1024
+
+struct src_block {
+	uint64_t addr;              /* local host VA */
+	uint64_t offset;            /* local ram_addr */
+	uint64_t length;
+	uint64_t nb_chunks;
+	uint64_t remote_addr;       /* destination host VA of the block */
+	uint64_t remote_offset;     /* destination ram_addr of the block */
+	uint32_t remote_rkey;       /* pin-all */
+	uint32_t *rkeys;            /* per source chunk */
+	uint8_t *rkey_valid;
+	uint8_t *transit;
+	hca_mr **chunk_mr;          /* local per-chunk MRs (dynamic mode) */
+	hca_mr *block_mr;           /* pin-all */
+};
+
+struct merge {
+	bool active;
+	size_t block;
+	uint64_t off;               /* byte offset in the block */
+	uint64_t len;
+	uint64_t chunk;
+};
+
+struct proto_src {
+	hca_world *w;
+	mem *m;
+	struct proto_opts o;
+	hca_ep *ep;
+	struct ctl ctl;
+	bool connected, ready_expected, received_error, pin_all;
+	size_t n_blocks;
+	struct src_block *blocks;
+	struct merge mg;
+	uint64_t outstanding;
+	struct stream_buf out;      /* pending QEMU FILE bytes */
+	struct proto_stats st;
+	struct cause_ctx cx;
+};
+
+static int fail(proto_src *s, int cause, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(proto_src *s, int cause, const char *fmt, ...)
+{
+	if (s->cx.cause == 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(s->cx.detail, sizeof s->cx.detail, fmt, ap);
+		va_end(ap);
+		s->cx.cause = cause < 0 ? -cause : cause;
+		s->cx.t_ns = vclock_now_ns(hca_world_clock(s->w));
+		evlog_emit(hca_world_evlog(s->w), SRC, "fail", "cause=%s", cause_name(s->cx.cause));
+	}
+	return -(cause < 0 ? -cause : cause);
+}
+
+/* Stamp the time of a cause recorded through ctl helpers. */
+static int noted(proto_src *s, int rc)
+{
+	if (rc < 0 && s->cx.t_ns == 0) {
+		s->cx.t_ns = vclock_now_ns(hca_world_clock(s->w));
+		evlog_emit(hca_world_evlog(s->w), SRC, "fail", "cause=%s", cause_name(s->cx.cause));
+	}
+	return rc;
+}
+
+static int check_alive(proto_src *s)
+{
+	return s->cx.cause ? -s->cx.cause : 0;
+}
+
+/* ---- setup / teardown ---------------------------------------------------------------------- */
+
+static int blocks_init(proto_src *s)
+{
+	size_t n = mem_n_blocks(s->m);
+	s->blocks = calloc(n, sizeof *s->blocks);
+	if (!s->blocks)
+		return -ENOMEM;
+	s->n_blocks = n;
+	uint64_t off = 0;
+	for (size_t b = 0; b < n; b++) {
+		struct src_block *sb = &s->blocks[b];
+		sb->addr = mem_block_addr(s->m, b);
+		sb->length = mem_block_bytes(s->m, b);
+		sb->offset = off;
+		off += (sb->length + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
+		sb->nb_chunks = wire_nb_chunks(sb->length, s->o.chunk_shift);
+		sb->rkeys = calloc(sb->nb_chunks, sizeof *sb->rkeys);
+		sb->rkey_valid = calloc(sb->nb_chunks, 1);
+		sb->transit = calloc(sb->nb_chunks, 1);
+		sb->chunk_mr = calloc(sb->nb_chunks, sizeof *sb->chunk_mr);
+		if (!sb->rkeys || !sb->rkey_valid || !sb->transit || !sb->chunk_mr)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int proto_src_new(hca_world *w, mem *m, const struct proto_opts *o, proto_src **out)
+{
+	if (!w || !m || !o || o->chunk_shift < WIRE_CHUNK_SHIFT_MIN || o->chunk_shift > WIRE_CHUNK_SHIFT_MAX)
+		return -EINVAL;
+	proto_src *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	s->w = w;
+	s->m = m;
+	s->o = *o;
+	s->cx.side = SRC;
+	int rc = blocks_init(s);
+	if (rc) {
+		proto_src_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+static void release_mrs(proto_src *s)
+{
+	for (size_t b = 0; b < s->n_blocks; b++) {
+		struct src_block *sb = &s->blocks[b];
+		for (uint64_t k = 0; sb->chunk_mr && k < sb->nb_chunks; k++)
+			if (sb->chunk_mr[k])
+				hca_dereg_mr(sb->chunk_mr[k]);
+		if (sb->block_mr)
+			hca_dereg_mr(sb->block_mr);
+		free(sb->rkeys);
+		free(sb->rkey_valid);
+		free(sb->transit);
+		free(sb->chunk_mr);
+	}
+	free(s->blocks);
+	s->blocks = NULL;
+}
+
+/* On failure: ERROR to the peer (QEMU's "Early error. Sending error."), bounded wait. */
+static void send_error(proto_src *s)
+{
+	struct cause_ctx tmp = { 0 };
+	evlog_emit(hca_world_evlog(s->w), SRC, "send_error", "cause=%s", cause_name(s->cx.cause));
+	if (ctl_post_send(&s->ctl, WIRE_ERROR, 1, NULL, 0, &tmp) != 0)
+		return;
+	struct hca_wc wc;
+	for (int i = 0; i < 64; i++) {
+		int rc = hca_wait(s->ep, HCA_CQ_SEND, s->o.wait_timeout_ns / 10, &wc);
+		if (rc <= 0 || wc.wr_id == WIRE_WRID_SEND_CONTROL)
+			return;
+	}
+}
+
+void proto_src_free(proto_src *s)
+{
+	if (!s)
+		return;
+	if (s->ep) {
+		if (s->connected && s->cx.cause && !s->received_error)
+			send_error(s);
+		if (s->connected)
+			hca_disconnect(s->ep);
+	}
+	release_mrs(s);
+	if (s->ep) {
+		ctl_fini(&s->ctl);
+		hca_ep_destroy(s->ep);
+	}
+	stream_buf_free(&s->out);
+	free(s);
+}
+
+/* ---- completions ------------------------------------------------------------------------- */
+
+/* One send-CQ completion: RDMA WRITEs update the per-chunk transit bookkeeping. */
+static int on_send_wc(proto_src *s, const struct hca_wc *wc)
+{
+	uint32_t type = wire_wrid_type(wc->wr_id);
+	if (type == WIRE_WRID_RDMA_WRITE) {
+		uint32_t b = wire_wrid_block(wc->wr_id);
+		uint64_t k = wire_wrid_chunk(wc->wr_id);
+		if (b >= s->n_blocks || k >= s->blocks[b].nb_chunks)
+			return fail(s, CAUSE_INTERNAL, "write completion with bad wr_id 0x%llx",
+				    (unsigned long long)wc->wr_id);
+		assert(s->outstanding > 0);
+		s->outstanding--;
+		s->blocks[b].transit[k] = 0;
+		if (wc->status != HCA_WC_SUCCESS)
+			return fail(s, ctl_status_cause(wc->status, CAUSE_WRITE_COMPLETION_ERROR),
+				    "RDMA WRITE block=%s chunk=%llu rkey=0x%x status=%s (%s) (source chunk size %lluM)",
+				    mem_block_name(s->m, b), (unsigned long long)k,
+				    s->pin_all ? s->blocks[b].remote_rkey : s->blocks[b].rkeys[k],
+				    hca_wc_status_name(wc->status), hca_wc_status_str(wc->status),
+				    (unsigned long long)(1ull << s->o.chunk_shift) >> 20);
+		return 0;
+	}
+	if (wc->status != HCA_WC_SUCCESS)
+		return fail(s, ctl_status_cause(wc->status, CAUSE_CONTROL_SEND_ERROR),
+			    "rdma migration: send polling control error: status=%s (%s)",
+			    hca_wc_status_name(wc->status), hca_wc_status_str(wc->status));
+	return 0;
+}
+
+int proto_src_poll(proto_src *s)
+{
+	struct hca_wc wc;
+	for (int i = 0; i < 4096; i++) {
+		int rc = hca_poll(s->ep, HCA_CQ_SEND, &wc);
+		if (rc < 0)
+			return fail(s, CAUSE_INTERNAL, "ibv_poll_cq failed: %s", strerror(-rc));
+		if (rc == 0)
+			break;
+		if (wire_wrid_type(wc.wr_id) != WIRE_WRID_RDMA_WRITE)
+			s->st.wrid_misses++;
+		rc = on_send_wc(s, &wc);
+		if (rc)
+			return rc;
+	}
+	return check_alive(s);
+}
+
+/* Block for a send-CQ completion; `what` names it for the timeout cause. */
+static int wait_send_wc(proto_src *s, struct hca_wc *wc, const char *what)
+{
+	int rc = hca_wait(s->ep, HCA_CQ_SEND, s->o.wait_timeout_ns, wc);
+	if (rc == 0)
+		return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for %s",
+			    (unsigned long long)(s->o.wait_timeout_ns / 1000000), what);
+	if (rc < 0)
+		return fail(s, ctl_wait_cause(rc), "while waiting for %s: %s", what,
+			    rc == -ECONNRESET ? "RDMA_CM_EVENT_DISCONNECTED" : strerror(-rc));
+	return 0;
+}
+
+/* Wait until the control SEND (wr_id 2000) completes; write completions are processed. */
+static int wait_control_sent(proto_src *s, uint32_t type)
+{
+	char what[64];
+	snprintf(what, sizeof what, "the send completion of %s", wire_type_name(type));
+	for (uint32_t i = 0; i <= WIRE_SIGNALED_SEND_MAX + 1; i++) {
+		struct hca_wc wc;
+		int rc = wait_send_wc(s, &wc, what);
+		if (rc)
+			return rc;
+		rc = on_send_wc(s, &wc);
+		if (rc)
+			return rc;
+		if (wc.wr_id == WIRE_WRID_SEND_CONTROL)
+			return 0;
+	}
+	return fail(s, CAUSE_INTERNAL, "control send completion never came among %u completions",
+		    WIRE_SIGNALED_SEND_MAX + 1);
+}
+
+/* Wait for the RECV of `slot` carrying `want`. Other RECV completions are dropped, as
+ * QEMU's block_for_wrid does (counted as misses). */
+static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, struct wire_hdr *h)
+{
+	char what[64];
+	snprintf(what, sizeof what, "%s from the destination", wire_type_name(want));
+	for (int i = 0; i < 8; i++) {
+		struct hca_wc wc;
+		int rc = hca_wait(s->ep, HCA_CQ_RECV, s->o.wait_timeout_ns, &wc);
+		if (rc == 0)
+			return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for %s",
+				    (unsigned long long)(s->o.wait_timeout_ns / 1000000), what);
+		if (rc < 0)
+			return fail(s, ctl_wait_cause(rc), "while waiting for %s: %s", what,
+				    rc == -ECONNRESET ? "RDMA_CM_EVENT_DISCONNECTED" : strerror(-rc));
+		if (wc.status != HCA_WC_SUCCESS)
+			return fail(s, ctl_status_cause(wc.status, CAUSE_CONTROL_RECV_ERROR),
+				    "rdma migration: recv polling control error! waiting for %s: status=%s (%s)",
+				    what, hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
+		if (wc.wr_id != CTL_WRID_RECV(slot)) {
+			s->st.wrid_misses++;
+			evlog_emit(hca_world_evlog(s->w), SRC, "wrid_miss", "want=%llu got=%llu",
+				   (unsigned long long)CTL_WRID_RECV(slot), (unsigned long long)wc.wr_id);
+			continue;
+		}
+		rc = ctl_decode(&s->ctl, slot, wc.byte_len, want, h, &s->cx);
+		if (rc == -CAUSE_PEER_ERROR)
+			s->received_error = true;
+		return noted(s, rc);
+	}
+	return fail(s, CAUSE_UNEXPECTED_MESSAGE, "too many unexpected completions while waiting for %s", what);
+}
+
+/* exchange_send (spec §2.4): READY credit, pre-posted response slot, SEND, response. The
+ * optional callback runs between the SEND and the response (pin-all local registration). */
+static int exchange_send(proto_src *s, uint32_t type, uint32_t repeat, const void *data, uint32_t len,
+			 uint32_t resp, struct wire_hdr *rh, int (*cb)(proto_src *))
+{
+	struct wire_hdr h;
+	int rc;
+	if (s->ready_expected) {
+		rc = wait_control_recv(s, WIRE_SLOT_READY, WIRE_READY, &h);
+		if (rc)
+			return rc;
+		s->ready_expected = false;
+	}
+	if (resp && (rc = noted(s, ctl_post_recv(&s->ctl, WIRE_SLOT_DATA, &s->cx))))
+		return rc;
+	if ((rc = noted(s, ctl_post_recv(&s->ctl, WIRE_SLOT_READY, &s->cx))))
+		return rc;
+	evlog_emit(hca_world_evlog(s->w), SRC, "ctl_send", "type=%s len=%u repeat=%u",
+		   wire_type_token(type), len, repeat);
+	if ((rc = noted(s, ctl_post_send(&s->ctl, type, repeat, data, len, &s->cx))))
+		return rc;
+	if ((rc = wait_control_sent(s, type)))
+		return rc;
+	if (cb && (rc = cb(s)))
+		return rc;
+	if (resp && (rc = wait_control_recv(s, WIRE_SLOT_DATA, resp, rh)))
+		return rc;
+	s->ready_expected = true;
+	return 0;
+}
+
+/* ---- connection ---------------------------------------------------------------------- */
+
+static int connect_caps(proto_src *s, struct hca_cm_event *reply)
+{
+	struct wire_caps caps = { .version = s->o.caps_version, .flags = s->o.pin_all ? WIRE_CAP_PIN_ALL : 0 };
+	uint8_t pdata[WIRE_CAPS_BYTES];
+	wire_caps_encode(&caps, pdata, sizeof pdata);
+	struct hca_conn_params p = { .private_data = pdata, .private_data_len = sizeof pdata,
+				     .initiator_depth = 2, .retry_count = 5, .rnr_retry_count = 0 };
+	int rc = hca_connect(s->ep, &p, s->o.wait_timeout_ns, reply);
+	if (rc == -ECONNREFUSED)
+		return fail(s, CAUSE_CONNECT_REJECTED, "RDMA ERROR: connecting to destination! (rejected)");
+	if (rc == -ETIMEDOUT)
+		return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for RDMA_CM_EVENT_ESTABLISHED",
+			    (unsigned long long)(s->o.wait_timeout_ns / 1000000));
+	if (rc)
+		return fail(s, CAUSE_CONNECT_FAILED, "RDMA ERROR: connecting to destination! (%s)", strerror(-rc));
+	return 0;
+}
+
+int proto_src_connect(proto_src *s, const char *addr)
+{
+	int rc = hca_ep_create(s->w, SRC, addr, &s->ep);
+	if (rc)
+		return fail(s, CAUSE_CONNECT_FAILED, "could not resolve address %s: %s", addr, strerror(-rc));
+	hca_ep_map_guest(s->ep, s->m);
+	struct hca_qp_caps caps = { .max_send_wr = WIRE_SIGNALED_SEND_MAX, .max_recv_wr = 3,
+				    .max_send_sge = 1, .max_recv_sge = 1, .cq_entries = 3 * WIRE_SIGNALED_SEND_MAX };
+	rc = hca_ep_setup(s->ep, &caps);
+	if (rc)
+		return fail(s, CAUSE_DEVICE_SETUP_FAILED, "rdma migration: error allocating qp! (%s)", strerror(-rc));
+	if ((rc = noted(s, ctl_init(&s->ctl, s->ep, SRC, &s->st, &s->cx))))
+		return rc;
+	if ((rc = noted(s, ctl_post_recv(&s->ctl, WIRE_SLOT_READY, &s->cx))))
+		return rc;
+	struct hca_cm_event reply;
+	if ((rc = connect_caps(s, &reply)))
+		return rc;
+	s->connected = true;
+	struct wire_caps peer;
+	if (wire_caps_decode(reply.pdata, reply.pdata_len, &peer) < 0)
+		return fail(s, CAUSE_CONNECT_FAILED, "destination's private data is not RDMACapabilities (%u bytes)",
+			    reply.pdata_len);
+	s->pin_all = s->o.pin_all && (peer.flags & WIRE_CAP_PIN_ALL);
+	if (s->o.pin_all && !s->pin_all)
+		evlog_emit(hca_world_evlog(s->w), SRC, "warn",
+			   "msg=Server_cannot_support_pinning_all_memory:_registering_dynamically");
+	s->ready_expected = true;
+	evlog_emit(hca_world_evlog(s->w), SRC, "connected", "pin_all=%d chunk=%llu", s->pin_all,
+		   (unsigned long long)1 << s->o.chunk_shift);
+	return 0;
+}
+
+/* ---- the migration stream --------------------------------------------------------------- */
+
+int proto_src_put(proto_src *s, const void *data, size_t len)
+{
+	int rc = stream_put_bytes(&s->out, data, len);
+	return rc ? fail(s, CAUSE_RESOURCE_EXHAUSTED, "stream buffer: %s", strerror(-rc)) : 0;
+}
+
+static int post_merged(proto_src *s);
+
+int proto_src_flush(proto_src *s)
+{
+	int rc = check_alive(s);
+	if (rc || (rc = post_merged(s)))
+		return rc;
+	size_t off = 0;
+	while (off < s->out.len) {
+		size_t n = s->out.len - off;
+		if (n > WIRE_QEMU_FILE_MAX)
+			n = WIRE_QEMU_FILE_MAX;
+		rc = exchange_send(s, WIRE_QEMU_FILE, 1, s->out.data + off, (uint32_t)n, 0, NULL, NULL);
+		if (rc)
+			return rc;
+		s->st.file_bytes += n;
+		off += n;
+	}
+	s->out.len = 0;
+	return 0;
+}
+
+int proto_src_reg_start(proto_src *s)
+{
+	uint8_t hook[8] = { 0, 0, 0, 0, 0, 0, 0, STREAM_FLAG_HOOK };
+	int rc = proto_src_put(s, hook, sizeof hook);
+	return rc ? rc : proto_src_flush(s);
+}
+
+/* Wait for any RDMA WRITE completion (transit or full send queue). */
+static int wait_one_write(proto_src *s, const char *what)
+{
+	struct hca_wc wc;
+	int rc = wait_send_wc(s, &wc, what);
+	if (rc)
+		return rc;
+	if (wire_wrid_type(wc.wr_id) != WIRE_WRID_RDMA_WRITE)
+		s->st.wrid_misses++;
+	return on_send_wc(s, &wc);
+}
+
+static int drain(proto_src *s)
+{
+	int rc = post_merged(s);
+	for (uint64_t i = 0; !rc && s->outstanding > 0; i++) {
+		assert(i <= WIRE_SIGNALED_SEND_MAX * 4ull);
+		rc = wait_one_write(s, "outstanding RDMA WRITE completions (drain)");
+	}
+	if (rc)
+		return rc;
+	evlog_emit(hca_world_evlog(s->w), SRC, "drained", "writes=%llu", (unsigned long long)s->st.rdma_writes);
+	return 0;
+}
+
+/* ---- RAM blocks (setup round) -------------------------------------------------------------- */
+
+static int pin_all_local(proto_src *s)
+{
+	for (size_t b = 0; b < s->n_blocks; b++) {
+		struct src_block *sb = &s->blocks[b];
+		int rc = hca_reg_mr(s->ep, sb->addr, sb->length, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
+				    &sb->block_mr);
+		if (rc)
+			return fail(s, CAUSE_SOURCE_REG_FAILED, "cannot get lkey: block=%s bytes=%llu: %s",
+				    mem_block_name(s->m, b), (unsigned long long)sb->length, strerror(-rc));
+		s->st.registrations++;
+		s->st.pinned_bytes += sb->length;
+		if (s->st.pinned_bytes > s->st.pinned_peak_bytes)
+			s->st.pinned_peak_bytes = s->st.pinned_bytes;
+	}
+	return 0;
+}
+
+static int ram_blocks_exchange(proto_src *s)
+{
+	struct wire_hdr h;
+	int rc = exchange_send(s, WIRE_RAM_BLOCKS_REQUEST, 1, NULL, 0, WIRE_RAM_BLOCKS_RESULT, &h,
+			       s->pin_all ? pin_all_local : NULL);
+	if (rc)
+		return rc;
+	size_t n = h.len / WIRE_DEST_BLOCK_BYTES;
+	if (h.len % WIRE_DEST_BLOCK_BYTES)
+		return fail(s, CAUSE_MESSAGE_MALFORMED, "RAM BLOCKS RESULT of %u bytes is not a multiple of 32", h.len);
+	if (n != s->n_blocks)
+		return fail(s, CAUSE_RAM_BLOCK_COUNT_MISMATCH,
+			    "ram blocks mismatch (Number of blocks %zu vs %zu)", n, s->n_blocks);
+	const uint8_t *d = ctl_data(&s->ctl, WIRE_SLOT_DATA);
+	for (size_t b = 0; b < n; b++) {
+		struct wire_dest_block db;
+		wire_dest_block_decode(d + b * WIRE_DEST_BLOCK_BYTES, WIRE_DEST_BLOCK_BYTES, &db);
+		struct src_block *sb = &s->blocks[b];
+		if (db.length != sb->length)
+			return fail(s, CAUSE_RAM_BLOCK_LENGTH_MISMATCH, "Block %s/%zu has a different length %llu vs %llu",
+				    mem_block_name(s->m, b), b, (unsigned long long)sb->length,
+				    (unsigned long long)db.length);
+		sb->remote_addr = db.remote_host_addr;
+		sb->remote_offset = db.offset;
+		sb->remote_rkey = db.remote_rkey;
+	}
+	return 0;
+}
+
+int proto_src_reg_stop(proto_src *s, bool setup)
+{
+	int rc = check_alive(s);
+	if (rc || (rc = drain(s)))
+		return rc;
+	if (setup && (rc = ram_blocks_exchange(s)))
+		return rc;
+	return exchange_send(s, WIRE_REGISTER_FINISHED, 1, NULL, 0, 0, NULL, NULL);
+}
+
+/* ---- the write path (spec §3.3) ---------------------------------------------------------- */
+
+static int compress_chunk(proto_src *s, const struct merge *m)
+{
+	struct src_block *sb = &s->blocks[m->block];
+	struct wire_compress c = { .value = 0, .block_idx = (uint32_t)m->block,
+				   .offset = sb->remote_offset + m->off, .length = m->len };
+	uint8_t buf[WIRE_COMPRESS_BYTES];
+	wire_compress_encode(&c, buf, sizeof buf);
+	int rc = exchange_send(s, WIRE_COMPRESS, 1, buf, sizeof buf, 0, NULL, NULL);
+	if (!rc)
+		s->st.zero_pages += m->len / mem_page_size(s->m);
+	return rc;
+}
+
+static int local_chunk_mr(proto_src *s, size_t b, uint64_t k)
+{
+	struct src_block *sb = &s->blocks[b];
+	if (sb->chunk_mr[k])
+		return 0;
+	uint64_t start = wire_chunk_start(sb->addr, k, s->o.chunk_shift);
+	uint64_t end = wire_chunk_end(sb->addr, sb->length, k, s->o.chunk_shift);
+	int rc = hca_reg_mr(s->ep, start, end - start, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
+			    &sb->chunk_mr[k]);
+	if (rc)
+		return fail(s, CAUSE_SOURCE_REG_FAILED, "cannot get lkey: block=%s chunk=%llu: %s",
+			    mem_block_name(s->m, b), (unsigned long long)k, strerror(-rc));
+	s->st.registrations++;
+	s->st.pinned_bytes += end - start;
+	if (s->st.pinned_bytes > s->st.pinned_peak_bytes)
+		s->st.pinned_peak_bytes = s->st.pinned_bytes;
+	return 0;
+}
+
+static int register_chunk(proto_src *s, const struct merge *m)
+{
+	struct src_block *sb = &s->blocks[m->block];
+	struct wire_register r = { .key = sb->remote_offset + m->off, .current_index = (uint32_t)m->block,
+				   .chunks = wire_additional_chunks(m->len, s->o.chunk_shift) };
+	uint8_t buf[WIRE_REGISTER_BYTES];
+	wire_register_encode(&r, buf, sizeof buf);
+	struct wire_hdr h;
+	int rc = exchange_send(s, WIRE_REGISTER_REQUEST, 1, buf, sizeof buf, WIRE_REGISTER_RESULT, &h, NULL);
+	if (rc)
+		return rc;
+	if (h.len < WIRE_REGISTER_RESULT_BYTES)
+		return fail(s, CAUSE_MESSAGE_MALFORMED, "REGISTER RESULT of %u bytes", h.len);
+	struct wire_register_result res;
+	wire_register_result_decode(ctl_data(&s->ctl, WIRE_SLOT_DATA), h.len, &res);
+	sb->rkeys[m->chunk] = res.rkey;
+	sb->rkey_valid[m->chunk] = 1;
+	sb->remote_addr = res.host_addr;
+	evlog_emit(hca_world_evlog(s->w), SRC, "registered", "block=%zu chunk=%llu", m->block,
+		   (unsigned long long)m->chunk);
+	return local_chunk_mr(s, m->block, m->chunk);
+}
+
+static int post_write(proto_src *s, const struct merge *m)
+{
+	struct src_block *sb = &s->blocks[m->block];
+	struct hca_send_wr wr = {
+		.wr_id = wire_wrid_write((uint32_t)m->block, m->chunk),
+		.opcode = HCA_WR_RDMA_WRITE,
+		.local_addr = sb->addr + m->off,
+		.length = (uint32_t)m->len,
+		.lkey = s->pin_all ? hca_mr_lkey(sb->block_mr) : hca_mr_lkey(sb->chunk_mr[m->chunk]),
+		.remote_addr = sb->remote_addr + m->off,
+		.rkey = s->pin_all ? sb->remote_rkey : sb->rkeys[m->chunk],
+		.signaled = true,
+	};
+	for (int tries = 0; tries < ENOMEM_RETRY_MAX; tries++) {
+		int rc = hca_post_send(s->ep, &wr);
+		if (rc == 0)
+			return 0;
+		if (rc != -ENOMEM)
+			return fail(s, CAUSE_WRITE_POST_FAILED, "rdma migration: post rdma write failed: %s",
+				    strerror(-rc));
+		rc = wait_one_write(s, "room in the full send queue");
+		if (rc)
+			return rc;
+	}
+	return fail(s, CAUSE_SEND_QUEUE_FULL, "rdma migration: failed to make room in full send queue!");
+}
+
+/* qemu_rdma_write_one: the merged buffer becomes at most one RDMA WRITE. */
+static int post_merged(proto_src *s)
+{
+	if (!s->mg.active)
+		return 0;
+	struct merge m = s->mg;
+	s->mg.active = false;
+	struct src_block *sb = &s->blocks[m.block];
+	for (uint32_t i = 0; sb->transit[m.chunk]; i++) {
+		if (i > WIRE_SIGNALED_SEND_MAX * 2)
+			return fail(s, CAUSE_INTERNAL, "transit bit of chunk %llu never cleared",
+				    (unsigned long long)m.chunk);
+		int rc = wait_one_write(s, "the previous write to the same chunk");
+		if (rc)
+			return rc;
+	}
+	int rc;
+	if (!s->pin_all && !sb->rkey_valid[m.chunk]) {
+		uint64_t ps = mem_page_size(s->m);
+		if (mem_pages_zero(s->m, m.block, m.off / ps, m.len / ps))
+			return compress_chunk(s, &m);
+		if ((rc = register_chunk(s, &m)))
+			return rc;
+	} else if (!s->pin_all && (rc = local_chunk_mr(s, m.block, m.chunk))) {
+		return rc;
+	}
+	if ((rc = post_write(s, &m)))
+		return rc;
+	sb->transit[m.chunk] = 1;
+	s->outstanding++;
+	if (s->outstanding > s->st.max_writes_in_flight)
+		s->st.max_writes_in_flight = s->outstanding;
+	s->st.rdma_writes++;
+	s->st.rdma_bytes += m.len;
+	s->st.normal_pages += m.len / mem_page_size(s->m);
+	return 0;
+}
+
+int proto_src_save_page(proto_src *s, size_t b, uint64_t page)
+{
+	int rc = check_alive(s);
+	if (rc)
+		return rc;
+	if (b >= s->n_blocks)
+		return fail(s, CAUSE_INTERNAL, "save_page: bad block %zu", b);
+	uint64_t ps = mem_page_size(s->m);
+	uint64_t off = page * ps;
+	uint64_t k = wire_chunk_index(0, off, s->o.chunk_shift);
+	struct merge *mg = &s->mg;
+	if (mg->active && (mg->block != b || mg->off + mg->len != off || mg->chunk != k)) {
+		if ((rc = post_merged(s)))
+			return rc;
+	}
+	if (!mg->active) {
+		*mg = (struct merge){ .active = true, .block = b, .off = off, .len = 0, .chunk = k };
+	}
+	mg->len += ps;
+	if (mg->len >= WIRE_MERGE_MAX_BYTES)
+		return post_merged(s);
+	return 0;
+}
+
+uint64_t proto_src_transferred(const proto_src *s)
+{
+	return s->st.rdma_bytes + s->st.file_bytes + s->out.len;
+}
+
+bool proto_src_pin_all(const proto_src *s) { return s->pin_all; }
+const struct proto_stats *proto_src_stats(const proto_src *s) { return &s->st; }
+const struct cause_ctx *proto_src_cause(const proto_src *s) { return &s->cx; }
+
+int proto_src_fail(proto_src *s, int cause, const char *detail)
+{
+	return fail(s, cause, "%s", detail);
+}

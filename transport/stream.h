@@ -1,0 +1,86 @@
+/* stream - the migration byte stream carried in QEMU FILE control messages.
+ *
+ * migbed stream v1 follows the shape of QEMU's (docs/protocol.md): a file header (magic
+ * "QEVM", version 3), then records introduced by a one-byte tag:
+ *   0x01 RAM START   be64 flag words; MEM_SIZE(0x04) with the total, then per block
+ *                    u8 name length, name, be64 used length; ... EOS(0x10)
+ *   0x02 RAM PART    be64 flag words: HOOK(0x80) hands over to the RDMA registration
+ *                    handler (the control channel) until REGISTER FINISHED; EOS(0x10) ends
+ *   0x04 DEVICE      be32 length, the device-state bytes, be64 digest of them
+ *   0x7f VERIFY      be32 block count, then per block be64 digest of its memory (migbed's
+ *                    own, so a destination in another process can verify)
+ *   0x00 EOF         end of migration
+ * The parser is incremental: bytes arrive in pieces of any size; it stops at a HOOK so the
+ * caller can run the registration handler, and reports malformed input with the offset. */
+#ifndef MIGBED_TRANSPORT_STREAM_H
+#define MIGBED_TRANSPORT_STREAM_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define STREAM_MAGIC 0x5145564du /* "QEVM" */
+#define STREAM_VERSION 3u
+
+enum stream_tag {
+	STREAM_EOF = 0x00,
+	STREAM_RAM_START = 0x01,
+	STREAM_RAM_PART = 0x02,
+	STREAM_DEVICE = 0x04,
+	STREAM_VERIFY = 0x7f
+};
+
+#define STREAM_FLAG_MEM_SIZE 0x04u
+#define STREAM_FLAG_EOS 0x10u
+#define STREAM_FLAG_HOOK 0x80u
+
+#define STREAM_MAX_BLOCKS 64
+#define STREAM_NAME_MAX 255
+#define STREAM_DEVICE_MAX (64u * 1024u * 1024u)
+
+/* ---- writer: appends to a caller's growable buffer -------------------------------------- */
+struct stream_buf {
+	uint8_t *data;
+	size_t len, cap;
+};
+int stream_put_u8(struct stream_buf *b, uint8_t v);
+int stream_put_be32(struct stream_buf *b, uint32_t v);
+int stream_put_be64(struct stream_buf *b, uint64_t v);
+int stream_put_bytes(struct stream_buf *b, const void *p, size_t n);
+void stream_buf_free(struct stream_buf *b);
+
+/* ---- parser ------------------------------------------------------------------------------- */
+struct stream_block {
+	char name[STREAM_NAME_MAX + 1];
+	uint64_t length;
+};
+
+enum stream_event {
+	STREAM_EV_NEED_MORE = 0,   /* all bytes consumed */
+	STREAM_EV_BLOCKS,          /* the RAM START block list is complete */
+	STREAM_EV_HOOK,            /* a HOOK: run the registration handler now */
+	STREAM_EV_DEVICE,          /* device state received and its digest checked */
+	STREAM_EV_VERIFY,          /* per-block digests received */
+	STREAM_EV_EOF,             /* end of migration */
+	STREAM_EV_ERROR            /* malformed: see err */
+};
+
+typedef struct stream_parser stream_parser;
+
+int stream_parser_new(stream_parser **out);
+void stream_parser_free(stream_parser *p);
+/* Append bytes (copied). */
+int stream_parser_feed(stream_parser *p, const void *data, size_t len);
+/* Parse until an event; the event's data stays valid until the next call. */
+enum stream_event stream_parser_next(stream_parser *p);
+size_t stream_parser_n_blocks(const stream_parser *p);
+const struct stream_block *stream_parser_block(const stream_parser *p, size_t i);
+uint64_t stream_parser_device_bytes(const stream_parser *p);
+size_t stream_parser_n_digests(const stream_parser *p);
+uint64_t stream_parser_digest(const stream_parser *p, size_t i);
+/* "offset 1234: bad tag 0x55 (bytes 55 aa 00 ...)" */
+const char *stream_parser_error(const stream_parser *p);
+
+/* 64-bit digest used for device state and memory (FNV-1a-style mixing over 8-byte words). */
+uint64_t stream_digest(uint64_t h, const void *data, size_t len);
+#define STREAM_DIGEST_INIT 0x6a09e667f3bcc909ull
+
+#endif
