@@ -4,8 +4,8 @@ load helpers
 
 S=$BATS_TEST_DIRNAME/scenarios
 
-json_num() {  # json_num FILE KEY -> the first numeric value of "KEY":
-  sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1" | head -n 1
+json_num() {  # json_num FILE KEY -> the first value of "KEY": in the file
+  grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2-
 }
 
 @test "run --help lists the options and exit codes" {

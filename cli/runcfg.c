@@ -106,6 +106,8 @@ void runcfg_defaults(struct runcfg *c)
 
 static int bad(struct diag *d, const char *where, const char *key, const char *value, const char *what)
 {
+	if (where[0] == '-')   /* "--key" already names the key */
+		return diag_set(d, "%s: '%s' is not %s", where, value, what);
 	return diag_set(d, "%s: %s: '%s' is not %s", where, key, value, what);
 }
 

@@ -56,6 +56,7 @@ struct eng {
 	uint64_t start_ns, last_update_ns, last_transferred;
 	uint64_t window_start_ns, window_start_bytes;
 	uint64_t threshold_bytes;
+	uint64_t end_ns;           /* when the source finished sending (before the confirmation) */
 	bool have_bandwidth;
 	struct diag *d;
 };
@@ -428,14 +429,15 @@ static int completion(struct eng *e, uint64_t *downtime_start)
 	if ((rc = put_device_and_verify(e)))
 		return rc;
 	e->out->ram_downtime_bytes = transferred(e) - before;
-	return 0;
+	e->end_ns = now(e);
+	return proto_src_await_peer(e->ps);
 }
 
 static void fill_metrics(struct eng *e, int rc, uint64_t downtime_start)
 {
 	struct metrics *m = e->out;
 	const struct proto_stats *st = proto_src_stats(e->ps);
-	uint64_t end = now(e);
+	uint64_t end = e->end_ns ? e->end_ns : now(e);
 	m->status = rc == 0 ? "completed" : "failed";
 	m->total_time_ms = (end - e->start_ns) / NS_PER_MS;
 	m->downtime_ms = rc == 0 ? (end - downtime_start) / NS_PER_MS : 0;

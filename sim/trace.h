@@ -66,6 +66,9 @@ void trace_close(trace_reader *r);
  * -errno when the file cannot be read at all (also reported). */
 typedef void (*trace_report_fn)(void *arg, const char *diag_line);
 long trace_check(const char *path, trace_report_fn report, void *arg);
+/* trace_check that also counts the well-formed epoch lines seen (*n_epochs, may be NULL). */
+long trace_check_epochs(const char *path, trace_report_fn report, void *arg,
+			uint64_t *n_epochs);
 
 typedef struct trace_writer trace_writer;
 
@@ -80,5 +83,11 @@ int trace_writer_comment(trace_writer *w, const char *text);
 int trace_writer_close(trace_writer *w);
 /* Remove FILE.tmp. Frees w. */
 void trace_writer_abort(trace_writer *w);
+/* Why the writer's last call failed (bad input or I/O error), "" if none. */
+const char *trace_writer_diag(const trace_writer *w);
+
+/* A time in its shortest exact form, as the writer prints it: 60000000000 -> "60s",
+ * 1500000 -> "1500us", 0 -> "0s". Returns buf (24 bytes are always enough). */
+const char *trace_format_time(uint64_t ns, char *buf, size_t buflen);
 
 #endif

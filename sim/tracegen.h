@@ -10,6 +10,11 @@
  *             rest at cold_rate pages/s, uniform within each set.
  *   idle      no writes at all (one empty epoch at 0).
  *
+ * Epochs are at 0, epoch_ms, 2 * epoch_ms, ... < duration (all of them, even empty ones;
+ * idle has just the one at 0). The epoch at t_k holds the pages written in (t_{k-1}, t_k],
+ * sorted and merged into ranges; epoch 0 holds only rand-set's first touch. The options
+ * are recorded in the header as a "# gen: migbed trace gen ..." comment.
+ *
  * The same options produce the same file, byte for byte. */
 #ifndef MIGBED_SIM_TRACEGEN_H
 #define MIGBED_SIM_TRACEGEN_H
@@ -17,6 +22,10 @@
 #include "sim/diag.h"
 
 enum tgen_pattern { TGEN_RAND_SET, TGEN_RANDOM, TGEN_HOTCOLD, TGEN_IDLE };
+
+/* The PRNG stream of each pattern: prng_seed_stream(seed, TGEN_STREAM_ID(pattern)). Part of
+ * the determinism contract: changing it changes every generated trace. */
+#define TGEN_STREAM_ID(pattern) (UINT64_C(0x7467656e00000000) + (uint64_t)(pattern))
 
 struct tgen_opts {
 	enum tgen_pattern pattern;
@@ -41,7 +50,19 @@ struct tgen_opts {
 void tgen_defaults(struct tgen_opts *o);
 /* -EINVAL with d on impossible options (e.g. workers * worker_bytes > guest). */
 int tgen_validate(const struct tgen_opts *o, struct diag *d);
+/* Validate, then write the trace to path (via path.tmp, renamed on success; nothing is left
+ * behind on failure). 0, or <0 with d set. */
 int tgen_write(const struct tgen_opts *o, const char *path, struct diag *d);
+
+/* What a successful tgen_write_stats wrote. */
+struct tgen_stats {
+	uint64_t epochs;
+	uint64_t ranges;
+	uint64_t pages;                   /* sum of the range lengths */
+};
+/* tgen_write that also reports what it wrote (st may be NULL; untouched on failure). */
+int tgen_write_stats(const struct tgen_opts *o, const char *path, struct tgen_stats *st,
+		     struct diag *d);
 /* "rand-set" etc. -> pattern; -EINVAL if unknown. */
 int tgen_pattern_parse(const char *s, enum tgen_pattern *out);
 const char *tgen_pattern_name(enum tgen_pattern p);

@@ -233,6 +233,10 @@ int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc
 int hca_qp_to_error(hca_ep *ep);
 /* Let virtual time pass (rate limiting): runs progress functions as time moves. */
 void hca_sleep(hca_world *w, uint64_t d_ns);
+/* Run the progress functions; when none makes progress, wait (verbs: block on the devices,
+ * bounded by timeout_ns of wall time; model: advance virtual time to the next event, at
+ * most timeout_ns). 1: something happened, 0: nothing within timeout_ns. */
+int hca_world_wait(hca_world *w, uint64_t timeout_ns);
 /* Number of posted send WRs whose completions have not been polled yet. */
 uint32_t hca_ep_send_outstanding(const hca_ep *ep);
 

@@ -65,6 +65,9 @@ int proto_src_reg_stop(proto_src *s, bool setup);
 int proto_src_save_page(proto_src *s, size_t b, uint64_t page);
 /* Nonblocking: reap write completions (after each page, as QEMU does). */
 int proto_src_poll(proto_src *s);
+/* After EOF: wait (bounded) for the destination to confirm by disconnecting; an ERROR
+ * from it (e.g. its verification failed) fails the source with PEER_ERROR. */
+int proto_src_await_peer(proto_src *s);
 /* Bytes counted as transferred so far (stream + RDMA, counted when posted). */
 uint64_t proto_src_transferred(const proto_src *s);
 bool proto_src_pin_all(const proto_src *s);

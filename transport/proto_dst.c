@@ -224,7 +224,7 @@ static int poll_cm(proto_dst *d)
 	int rc = hca_ep_poll_event(d->ep, &e);
 	if (rc <= 0)
 		return rc;
-	evlog_emit(ev(d), DST, "cm_event", "event=%s", hca_cm_event_name(e.type));
+	evlog_emit(ev(d), DST, "dst_cm", "event=%s", hca_cm_event_name(e.type));
 	if (e.type == HCA_CM_ESTABLISHED && d->phase == D_ESTABLISHING) {
 		d->connected = true;
 		if ((rc = ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx)))
@@ -467,6 +467,9 @@ static int complete(proto_dst *d)
 	d->state = PROTO_DST_COMPLETED;
 	d->phase = D_DONE;
 	evlog_emit(ev(d), DST, "completed", "pinned_peak=%llu", (unsigned long long)d->st.pinned_peak_bytes);
+	/* Disconnecting tells the source that everything arrived and verified (migbed's
+	 * confirmation; an ERROR would have said the opposite). */
+	hca_disconnect(d->ep);
 	return 0;
 }
 

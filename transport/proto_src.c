@@ -657,3 +657,35 @@ int proto_src_fail(proto_src *s, int cause, const char *detail)
 {
 	return fail(s, cause, "%s", detail);
 }
+
+int proto_src_await_peer(proto_src *s)
+{
+	int rc = check_alive(s);
+	if (rc)
+		return rc;
+	struct hca_wc wc;
+	rc = hca_wait(s->ep, HCA_CQ_RECV, s->o.wait_timeout_ns, &wc);
+	if (rc == -ECONNRESET) {
+		evlog_emit(hca_world_evlog(s->w), SRC, "peer_confirmed", "how=disconnect");
+		s->connected = false;
+		hca_disconnect(s->ep);
+		return 0;
+	}
+	if (rc == 0)
+		return fail(s, CAUSE_DEST_INCOMPLETE, "the destination neither confirmed (disconnect) nor failed "
+			    "within %llu ms after EOF", (unsigned long long)(s->o.wait_timeout_ns / 1000000));
+	if (rc < 0)
+		return fail(s, ctl_wait_cause(rc), "after EOF: %s", strerror(-rc));
+	if (wc.status != HCA_WC_SUCCESS)
+		return fail(s, ctl_status_cause(wc.status, CAUSE_CONTROL_RECV_ERROR),
+			    "after EOF: recv completion status=%s (%s)", hca_wc_status_name(wc.status),
+			    hca_wc_status_str(wc.status));
+	struct wire_hdr h;
+	enum wire_slot slot = wc.wr_id == CTL_WRID_RECV(WIRE_SLOT_DATA) ? WIRE_SLOT_DATA : WIRE_SLOT_READY;
+	rc = ctl_decode(&s->ctl, slot, wc.byte_len, WIRE_ERROR, &h, &s->cx);
+	if (rc == 0 && h.type == WIRE_ERROR) {
+		s->received_error = true;
+		return fail(s, CAUSE_PEER_ERROR, "the destination sent ERROR after EOF (it could not load or verify the migration)");
+	}
+	return noted(s, rc ? rc : fail(s, CAUSE_UNEXPECTED_MESSAGE, "after EOF: unexpected %s", wire_type_name(h.type)));
+}

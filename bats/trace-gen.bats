@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# migbed trace gen: help, determinism, .zst output, every pattern, bad options.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  cd "$BATS_TEST_TMPDIR"
+}
+
+# a small valid command line for pattern $1, output $2, extra options after
+gen() {
+  local pattern=$1 out=$2
+  shift 2
+  "$MIGBED" trace gen --pattern "$pattern" --guest 64M --duration-ms 500 --seed 7 -o "$out" "$@"
+}
+
+# exit status 2, a message on stderr naming the problem, no output file (nor .tmp)
+expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen arguments
+  local want=$1
+  shift
+  run --separate-stderr "$MIGBED" trace gen "$@"
+  echo "status=$status stderr=$stderr"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"$want"* ]]
+  [ -z "$output" ]
+  [ ! -e out.trace ] && [ ! -e out.trace.tmp ]
+}
+
+@test "trace gen --help lists every option with its default, exit 0" {
+  run --separate-stderr "$MIGBED" trace gen --help
+  [ "$status" -eq 0 ]
+  [ -z "$stderr" ]
+  for opt in --pattern --guest --duration-ms --seed --output --page-size --epoch-ms \
+             --workers --worker-bytes --sweep-rate --rate --hot-fraction --hot-rate \
+             --cold-rate rand-set random hotcold idle; do
+    [[ "$output" == *"$opt"* ]] || { echo "missing $opt"; false; }
+  done
+  [[ "$output" == *"default 4K"* ]]
+  [[ "$output" == *"default 10"* ]]
+  [[ "$output" == *"default 0.05"* ]]
+}
+
+@test "trace gen: each pattern generates a trace that trace check accepts" {
+  for p in rand-set random hotcold idle; do
+    run --separate-stderr gen "$p" "$p.trace"
+    echo "$p: $status $stderr"
+    [ "$status" -eq 0 ]
+    [ -s "$p.trace" ]
+    [ ! -e "$p.trace.tmp" ]
+    head -1 "$p.trace" | grep -qx 'migbed-trace 1'
+    grep -q "^# gen: migbed trace gen --pattern $p " "$p.trace"
+    [[ "$stderr" == *"pattern $p"* && "$stderr" == *"epochs"* && "$stderr" == *"pages written"* ]]
+    # the reader written by the trace module agrees, once it is built
+    run "$MIGBED" trace check "$p.trace"
+    if [[ "$output" != *"not built yet"* ]]; then
+      echo "$output"
+      [ "$status" -eq 0 ]
+    fi
+  done
+  [ "$(grep -c '^epoch ' idle.trace)" -eq 1 ]
+  [ "$(grep -c '^epoch ' rand-set.trace)" -eq 50 ]
+}
+
+@test "trace gen: the same options twice give identical files" {
+  for p in rand-set random hotcold; do
+    gen "$p" a.trace 2>/dev/null
+    gen "$p" b.trace 2>/dev/null
+    cmp a.trace b.trace
+  done
+}
+
+@test "trace gen: another seed gives another random trace" {
+  gen random b.trace --rate 1000 2>/dev/null
+  "$MIGBED" trace gen --pattern random --guest 64M --duration-ms 500 --seed 8 --rate 1000 \
+    -o c.trace 2>/dev/null
+  run -1 cmp -s b.trace c.trace
+  # and not only in the "# gen:" line
+  grep -v '^#' b.trace > b.body
+  grep -v '^#' c.trace > c.body
+  run -1 cmp -s b.body c.body
+}
+
+@test "trace gen: FILE.zst is zstd-compressed and holds the same trace" {
+  gen rand-set plain.trace 2>/dev/null
+  gen rand-set packed.trace.zst 2>/dev/null
+  zstd -q -t packed.trace.zst
+  zstd -q -d -c packed.trace.zst | cmp - plain.trace
+}
+
+@test "trace gen: rand-set 1G / 60 s (the benchmark case) has 6000 epochs" {
+  "$MIGBED" trace gen --pattern rand-set --guest 1G --duration-ms 60000 --seed 1 -o big.trace
+  [ "$(grep -c '^epoch ' big.trace)" -eq 6000 ]
+}
+
+@test "trace gen: a SIZE that is not one is rejected by name" {
+  expect_usage_error "migbed: trace gen: --guest: 'abc' is not a SIZE (e.g. 4096, 64K, 1M, 1G)" \
+    --pattern idle --guest abc --duration-ms 10 --seed 1 -o out.trace
+  expect_usage_error "--page-size: '4k' is not a SIZE" \
+    --pattern idle --guest 1M --page-size 4k --duration-ms 10 --seed 1 -o out.trace
+  expect_usage_error "--guest: '99999999999999999999' is too large" \
+    --pattern idle --guest 99999999999999999999 --duration-ms 10 --seed 1 -o out.trace
+}
+
+@test "trace gen: bad numbers and zero values are rejected" {
+  expect_usage_error "--duration-ms: 'ten' is not a non-negative integer" \
+    --pattern idle --guest 1M --duration-ms ten --seed 1 -o out.trace
+  expect_usage_error "--duration-ms: must be more than 0" \
+    --pattern idle --guest 1M --duration-ms 0 --seed 1 -o out.trace
+  expect_usage_error "--seed: '-1' is not a non-negative integer" \
+    --pattern idle --guest 1M --duration-ms 10 --seed -1 -o out.trace
+  expect_usage_error "--rate: must be more than 0" \
+    --pattern random --guest 1M --duration-ms 10 --seed 1 --rate 0 -o out.trace
+  expect_usage_error "--workers: '5000000000' is too large" \
+    --pattern rand-set --guest 1M --duration-ms 10 --seed 1 --workers 5000000000 -o out.trace
+  expect_usage_error "--hot-fraction: '1.5' is not a number strictly between 0 and 1" \
+    --pattern hotcold --guest 1M --duration-ms 10 --seed 1 --hot-fraction 1.5 -o out.trace
+  expect_usage_error "--hot-fraction: 'nan' is not a number" \
+    --pattern hotcold --guest 1M --duration-ms 10 --seed 1 --hot-fraction nan -o out.trace
+}
+
+@test "trace gen: impossible combinations are rejected with the reason" {
+  expect_usage_error "does not fit in the guest" \
+    --pattern rand-set --guest 1M --workers 5 --worker-bytes 256K --duration-ms 10 --seed 1 \
+    -o out.trace
+  expect_usage_error "page-size 3000 must be a power of two" \
+    --pattern idle --guest 1M --page-size 3000 --duration-ms 10 --seed 1 -o out.trace
+  expect_usage_error "not a multiple of the page size" \
+    --pattern idle --guest 5000 --duration-ms 10 --seed 1 -o out.trace
+  expect_usage_error "--workers only applies to --pattern rand-set" \
+    --pattern random --guest 1M --workers 2 --duration-ms 10 --seed 1 -o out.trace
+}
+
+@test "trace gen: missing, unknown and extra arguments are usage errors" {
+  expect_usage_error "-o FILE is required" --pattern idle --guest 1M --duration-ms 10 --seed 1
+  expect_usage_error "--seed is required" --pattern idle --guest 1M --duration-ms 10 -o out.trace
+  expect_usage_error "--pattern: 'zigzag' is not a pattern" \
+    --pattern zigzag --guest 1M --duration-ms 10 --seed 1 -o out.trace
+  expect_usage_error "unknown option '--colour'" \
+    --pattern idle --guest 1M --duration-ms 10 --seed 1 --colour -o out.trace
+  expect_usage_error "unexpected argument 'extra'" \
+    --pattern idle --guest 1M --duration-ms 10 --seed 1 -o out.trace extra
+  expect_usage_error "needs a value" --pattern idle --guest 1M --duration-ms 10 --seed
+}
+
+@test "trace gen: an unwritable output is an error and leaves nothing behind" {
+  run --separate-stderr "$MIGBED" trace gen --pattern idle --guest 1M --duration-ms 10 --seed 1 \
+    -o no-such-dir/out.trace
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"no-such-dir/out.trace"* ]]
+  [ ! -e no-such-dir ]
+}
+
+@test "trace gen: an existing FILE is replaced only when the new trace is complete" {
+  echo "old content" > out.trace
+  run "$MIGBED" trace gen --pattern idle --guest 1M --duration-ms 0 --seed 1 -o out.trace
+  [ "$status" -eq 2 ]
+  [ "$(cat out.trace)" = "old content" ]
+  "$MIGBED" trace gen --pattern idle --guest 1M --duration-ms 10 --seed 1 -o out.trace 2>/dev/null
+  head -1 out.trace | grep -qx 'migbed-trace 1'
+}

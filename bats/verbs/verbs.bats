@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# The verbs lane: migbed on real soft-RoCE (rxe). Runs where topologies/detect finds rxe0
+# 198.18.0.1 and rxe1 198.18.0.2 (the soft-RoCE VM, or a host set up by topologies/setup).
+# make check runs it natively or inside one VM boot.
+
+MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
+BUILD=${MIGBED_BUILD:-$BATS_TEST_DIRNAME/../../build}
+S=$BATS_TEST_DIRNAME/../scenarios
+
+json_field() {  # json_field FILE KEY -> the first value of "KEY": in the file
+  grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2- | tr -d '"'
+}
+
+# No QP, MR, PD or CM id of a migbed process may be left once it has exited.
+no_rdma_leftovers() {
+  run rdma resource show qp
+  [[ "$output" != *migbed* ]]
+  run rdma resource show mr
+  [[ "$output" != *migbed* ]]
+  run rdma resource show pd
+  [[ "$output" != *migbed* ]]
+  run rdma resource show cm_id
+  [[ "$output" != *migbed* ]]
+}
+
+run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
+  run "$MIGBED" run "$@" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
+  echo "$output"
+}
+
+@test "verbs: the seam's device tests pass on rxe (SEND, WRITE, REM_ACCESS_ERR, RNR, flushes, disconnect)" {
+  run env MIGBED_RXE_ADDR=198.18.0.1 "$BUILD/test/transport/hca_verbs_dev_test"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"not ok"* ]]
+  no_rdma_leftovers
+}
+
+@test "verbs: default run (1M chunks) completes and verifies across the veth" {
+  run_verbs
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"verification: destination memory equals"* ]]
+  [[ "$output" == *"total time (wall clock)"* ]]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=completed cause=NONE side=-" ]]
+  no_rdma_leftovers
+}
+
+@test "verbs: 64M chunks complete and verify" {
+  run_verbs "$S/model-rand-set-64m.scn" --guest 128M
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == *"verdict=pass status=completed"* ]]
+  no_rdma_leftovers
+}
+
+@test "verbs: pin-all completes and verifies" {
+  run_verbs "$S/model-rand-set-1m-pin-all.scn" --guest 128M
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == *"verdict=pass status=completed"* ]]
+  [ "$(json_field "$BATS_TEST_TMPDIR/v.json" pin-all)" = true ]
+  no_rdma_leftovers
+}
+
+@test "verbs: source 64M -> destination 1M fails with a real IBV_WC_REM_ACCESS_ERR from rxe" {
+  run_verbs "$S/model-mismatch-64m-to-1m.scn" --events "$BATS_TEST_TMPDIR/ev"
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=failed cause=REMOTE_ACCESS_ERROR side=src" ]]
+  grep -q 'src wc .*op=write status=REM_ACCESS_ERR' "$BATS_TEST_TMPDIR/ev"
+  [[ "$output" == *"remote access error"* ]]
+  no_rdma_leftovers
+}
+
+@test "verbs: source 1M -> destination 64M completes (the destination pins more)" {
+  run_verbs "$S/model-mismatch-1m-to-64m.scn" --guest 128M
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == *"verdict=pass status=completed"* ]]
+  no_rdma_leftovers
+}
+
+@test "verbs: two processes, migbed dest and migbed source across the veth wire" {
+  args=(--guest 64M --worker-bytes 8M --seed 3)
+  "$MIGBED" dest --listen 198.18.0.1:29300 "${args[@]}" --accept-timeout-ms 30000 \
+    --json "$BATS_TEST_TMPDIR/d.json" >"$BATS_TEST_TMPDIR/dest.out" 2>&1 &
+  dpid=$!
+  sleep 1
+  run "$MIGBED" source --connect 198.18.0.1:29300@198.18.0.2 "${args[@]}" --json "$BATS_TEST_TMPDIR/s.json"
+  echo "source: $output"
+  wait "$dpid"; drc=$?
+  echo "dest: $(cat "$BATS_TEST_TMPDIR/dest.out")"
+  [ "$status" -eq 0 ]
+  [ "$drc" -eq 0 ]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=completed cause=NONE side=-" ]]
+  grep -q 'verdict=pass status=completed' "$BATS_TEST_TMPDIR/dest.out"
+  [ "$(json_field "$BATS_TEST_TMPDIR/d.json" verified)" = true ]
+  no_rdma_leftovers
+}
+
+@test "verbs: two processes, a chunk-size mismatch fails on both sides" {
+  args=(--guest 64M --worker-bytes 8M --seed 3 --chunk-size 64M --dst-chunk-size 1M --expect failed:REMOTE_ACCESS_ERROR)
+  "$MIGBED" dest --listen 198.18.0.1:29301 "${args[@]}" --accept-timeout-ms 30000 \
+    >"$BATS_TEST_TMPDIR/dest.out" 2>&1 &
+  dpid=$!
+  sleep 1
+  run "$MIGBED" source --connect 198.18.0.1:29301@198.18.0.2 "${args[@]}"
+  echo "source: $output"
+  wait "$dpid"; drc=$?
+  echo "dest: $(cat "$BATS_TEST_TMPDIR/dest.out")"
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == *"verdict=pass status=failed cause=REMOTE_ACCESS_ERROR side=src"* ]]
+  [ "$drc" -eq 0 ]
+  grep -q 'verdict=pass status=failed' "$BATS_TEST_TMPDIR/dest.out"
+  no_rdma_leftovers
+}

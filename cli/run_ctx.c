@@ -1,0 +1,201 @@
+/* run_ctx - shared set-up and tear-down of a migration run (see run_ctx.h). */
+#include "cli/run_ctx.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "sim/tracegen.h"
+
+uint64_t run_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int apply_option(struct run *r, int argc, char **argv, int *i)
+{
+	char key[64], where[80];
+	const char *k = argv[*i] + 2, *eq = strchr(k, '='), *v;
+	size_t kl = eq ? (size_t)(eq - k) : strlen(k);
+	if (kl >= sizeof key)
+		return diag_set(&r->d, "unknown option '%s'", argv[*i]);
+	memcpy(key, k, kl);
+	key[kl] = '\0';
+	snprintf(where, sizeof where, "--%s", key);
+	if (!runcfg_known(key))
+		return diag_set(&r->d, "unknown option '--%s' (see --help)", key);
+	if (eq)
+		v = eq + 1;
+	else if (runcfg_is_flag(key))
+		v = "true";
+	else if (*i + 1 < argc)
+		v = argv[++*i];
+	else
+		return diag_set(&r->d, "--%s needs a value", key);
+	return runcfg_set(&r->c, key, v, where, &r->d);
+}
+
+int run_parse_args(struct run *r, int argc, char **argv, void (*usage)(FILE *))
+{
+	const char *scenario = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 1;
+		}
+		if (argv[i][0] == '-' && argv[i][1] == '-') {
+			const char *k = argv[i] + 2;
+			if (!strchr(k, '=') && !runcfg_is_flag(k))
+				i++;
+			continue;
+		}
+		if (argv[i][0] == '-')
+			return diag_set(&r->d, "unknown option '%s' (see --help)", argv[i]);
+		if (scenario)
+			return diag_set(&r->d, "more than one scenario given ('%s', '%s')", scenario, argv[i]);
+		scenario = argv[i];
+	}
+	if (scenario && runcfg_load_scenario(&r->c, scenario, &r->d))
+		return -EINVAL;
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], "--", 2) && apply_option(r, argc, argv, &i))
+			return -EINVAL;
+	return runcfg_finish(&r->c, &r->d) ? -EINVAL : 0;
+}
+
+int run_prepare_trace(struct run *r)
+{
+	if (r->c.trace[0]) {
+		snprintf(r->trace_path, sizeof r->trace_path, "%s", r->c.trace);
+		return 0;
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(r->trace_path, sizeof r->trace_path, "%s/migbed-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(r->trace_path);
+	if (fd < 0)
+		return diag_set(&r->d, "cannot create a temporary trace in %s: %s", tmp ? tmp : "/tmp", strerror(errno));
+	close(fd);
+	r->trace_tmp = true;
+	return tgen_write(&r->c.gen, r->trace_path, &r->d) < 0 ? -EINVAL : 0;
+}
+
+int run_make_memories(struct run *r)
+{
+	trace_reader *tr;
+	if (trace_open(r->trace_path, &tr, &r->d) < 0)
+		return -EINVAL;
+	const struct trace_header *h = trace_header(tr);
+	struct mem_block_spec specs[TRACE_MAX_BLOCKS];
+	for (size_t i = 0; i < h->n_blocks; i++)
+		specs[i] = (struct mem_block_spec){ .name = h->blocks[i].name, .size_bytes = h->blocks[i].size_bytes };
+	int rc = 0;
+	if (r->role != ROLE_DST)
+		rc = mem_new(h->page_size, h->n_blocks, specs, r->c.repr, r->c.seed, &r->src);
+	if (rc == 0 && r->role != ROLE_SRC)
+		rc = mem_new(h->page_size, h->n_blocks, specs, r->c.repr, r->c.seed, &r->dst);
+	trace_close(tr);
+	if (rc)
+		return diag_set(&r->d, "%s: cannot allocate guest memory: %s", r->trace_path, strerror(-rc));
+	return 0;
+}
+
+static int make_endpoints(struct run *r)
+{
+	struct proto_opts po;
+	int rc;
+	proto_opts_defaults(&po);
+	po.wait_timeout_ns = r->c.wait_timeout_ms * 1000000ull;
+	po.caps_version = r->c.caps_version;
+	if (r->role != ROLE_SRC) {
+		wire_chunk_shift(r->c.dst_chunk_bytes, &po.chunk_shift);
+		po.pin_all = r->c.dst_pin_all;
+		if ((rc = proto_dst_new(r->w, r->dst, &po, &r->pd)))
+			return diag_set(&r->d, "destination setup: %s", strerror(-rc));
+		if ((rc = hca_world_add_progress(r->w, proto_dst_progress, r->pd)))
+			return diag_set(&r->d, "destination setup: %s", strerror(-rc));
+	}
+	if (r->role != ROLE_DST) {
+		wire_chunk_shift(r->c.chunk_bytes, &po.chunk_shift);
+		po.pin_all = r->c.pin_all;
+		if ((rc = proto_src_new(r->w, r->src, &po, &r->ps)))
+			return diag_set(&r->d, "source setup: %s", strerror(-rc));
+	}
+	return 0;
+}
+
+int run_make_world(struct run *r)
+{
+	static const vclock zero_clock;
+	int rc = evlog_open(r->c.events_path[0] ? r->c.events_path : NULL, &zero_clock, &r->ev);
+	if (rc)
+		return diag_set(&r->d, "%s: cannot write the event log: %s", r->c.events_path, strerror(-rc));
+	rc = hca_world_new(r->c.backend, &r->c.cost, NULL, r->ev, &r->w);
+	if (rc)
+		return diag_set(&r->d, "cannot create the %s backend: %s",
+				r->c.backend == HCA_BACKEND_VERBS ? "verbs" : "model", strerror(-rc));
+	evlog_set_clock(r->ev, hca_world_clock(r->w));
+	return make_endpoints(r);
+}
+
+void run_pump_dst(struct run *r, uint64_t budget_ns)
+{
+	uint64_t wall_end = run_wall_ms() + budget_ns / 1000000;
+	for (uint64_t t = 0; t < budget_ns; t += 1000000) {
+		if (proto_dst_progress(r->pd) < 0)
+			return;
+		if (hca_world_wait(r->w, 1000000) == 0 && r->c.backend == HCA_BACKEND_VERBS &&
+		    run_wall_ms() > wall_end)
+			return;
+	}
+}
+
+void run_collect_dst_metrics(struct run *r)
+{
+	const struct proto_stats *ds = proto_dst_stats(r->pd);
+	r->m.dst.registrations = ds->registrations;
+	r->m.dst.pinned_peak_bytes = ds->pinned_peak_bytes;
+	for (int i = 0; i < METRICS_MSG_TYPES; i++) {
+		r->m.dst.msgs_sent[i] = ds->msgs_sent[i];
+		r->m.dst.msgs_recv[i] = ds->msgs_recv[i];
+	}
+}
+
+void run_cleanup(struct run *r)
+{
+	proto_src_free(r->ps);
+	r->ps = NULL;
+	proto_dst_free(r->pd);
+	r->pd = NULL;
+	hca_world_free(r->w);
+	r->w = NULL;
+	mem_free(r->src);
+	mem_free(r->dst);
+	r->src = r->dst = NULL;
+	if (r->trace_tmp)
+		unlink(r->trace_path);
+	r->trace_tmp = false;
+}
+
+int run_finish_report(struct run *r)
+{
+	r->m.chunk_bytes_src = r->c.chunk_bytes;
+	r->m.chunk_bytes_dst = r->c.dst_chunk_bytes;
+	r->m.include_wall = r->c.backend == HCA_BACKEND_VERBS;
+	r->m.wall_total_ms = run_wall_ms() - r->wall_start_ms;
+	run_cleanup(r);
+	int code = run_report(&r->c, &r->m, &r->out, r->c.backend == HCA_BACKEND_VERBS ? "verbs" : "model", &r->d);
+	int erc = evlog_close(r->ev);
+	r->ev = NULL;
+	if (erc && code != CLI_EXIT_USAGE) {
+		diag_set(&r->d, "%s: cannot write the event log: %s", r->c.events_path, strerror(-erc));
+		code = CLI_EXIT_USAGE;
+	}
+	if (code == CLI_EXIT_USAGE)
+		fprintf(stderr, "migbed: %s\n", r->d.msg);
+	return code;
+}

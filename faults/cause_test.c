@@ -1,0 +1,154 @@
+/* cause_test - the named failure table: names, messages, hints, lookup and first-cause-wins. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "faults/cause.h"
+
+/* ^[A-Z][A-Z0-9_]*$ */
+static int name_ok(const char *s)
+{
+	if (!s || !(s[0] >= 'A' && s[0] <= 'Z'))
+		return 0;
+	for (const char *p = s + 1; *p; p++) {
+		int up = *p >= 'A' && *p <= 'Z';
+		int dig = *p >= '0' && *p <= '9';
+		if (!up && !dig && *p != '_')
+			return 0;
+	}
+	return 1;
+}
+
+static void test_name_syntax_checker(void **state)
+{
+	(void)state;
+	/* the checker itself must reject what the regex rejects */
+	assert_true(name_ok("REMOTE_ACCESS_ERROR"));
+	assert_true(name_ok("A1_B"));
+	assert_false(name_ok(""));
+	assert_false(name_ok("_X"));
+	assert_false(name_ok("1X"));
+	assert_false(name_ok("Remote"));
+	assert_false(name_ok("A-B"));
+	assert_false(name_ok("A B"));
+}
+
+static void test_rows_complete_and_unique(void **state)
+{
+	(void)state;
+	assert_true(CAUSE_COUNT > 1);
+	for (int c = 1; c < CAUSE_COUNT; c++) {
+		const char *n = cause_name(c);
+		assert_non_null(n);
+		assert_true(strlen(n) > 0);
+		if (!name_ok(n))
+			fail_msg("cause %d has a bad name '%s'", c, n);
+		assert_string_not_equal(n, "UNKNOWN");
+		assert_string_not_equal(n, "NONE");
+		assert_non_null(cause_message(c));
+		if (strlen(cause_message(c)) == 0)
+			fail_msg("cause %s has no message", n);
+		assert_non_null(cause_hint(c));
+		if (strlen(cause_hint(c)) == 0)
+			fail_msg("cause %s has no hint", n);
+		assert_non_null(cause_qemu(c));
+		for (int d = 1; d < c; d++)
+			if (strcmp(n, cause_name(d)) == 0)
+				fail_msg("causes %d and %d share the name %s", d, c, n);
+		for (int d = 1; d < c; d++)
+			if (strcmp(cause_message(c), cause_message(d)) == 0)
+				fail_msg("causes %s and %s share a message", cause_name(d), n);
+	}
+}
+
+static void test_known_rows(void **state)
+{
+	(void)state;
+	assert_string_equal(cause_name(CAUSE_REMOTE_ACCESS_ERROR), "REMOTE_ACCESS_ERROR");
+	assert_string_equal(cause_name(-CAUSE_REMOTE_ACCESS_ERROR), "REMOTE_ACCESS_ERROR");
+	assert_string_equal(cause_name(CAUSE_CONNECT_FAILED), "CONNECT_FAILED");
+	assert_string_equal(cause_name(CAUSE_INTERNAL), "INTERNAL");
+	assert_string_equal(cause_name(0), "NONE");
+	assert_non_null(strstr(cause_qemu(CAUSE_TOO_MANY_REQUESTS), "Too many requests"));
+	assert_string_equal(cause_message(-CAUSE_TIMEOUT), cause_message(CAUSE_TIMEOUT));
+	assert_string_equal(cause_hint(-CAUSE_TIMEOUT), cause_hint(CAUSE_TIMEOUT));
+}
+
+static void test_lookup_round_trip(void **state)
+{
+	(void)state;
+	for (int c = 1; c < CAUSE_COUNT; c++)
+		assert_int_equal(cause_lookup(cause_name(c)), c);
+	assert_int_equal(cause_lookup("VERIFY_MISMATCH"), CAUSE_VERIFY_MISMATCH);
+	assert_int_equal(cause_lookup("NO_SUCH_CAUSE"), 0);
+	assert_int_equal(cause_lookup(""), 0);
+	assert_int_equal(cause_lookup("UNKNOWN"), 0);
+	assert_int_equal(cause_lookup("NONE"), 0);
+	assert_int_equal(cause_lookup("remote_access_error"), 0); /* exact, case-sensitive */
+	assert_int_equal(cause_lookup("REMOTE_ACCESS_ERRO"), 0);
+}
+
+static void test_out_of_range(void **state)
+{
+	(void)state;
+	assert_string_equal(cause_name(CAUSE_COUNT), "UNKNOWN");
+	assert_string_equal(cause_name(-CAUSE_COUNT), "UNKNOWN");
+	assert_string_equal(cause_name(CAUSE_COUNT + 100), "UNKNOWN");
+	assert_string_equal(cause_name(-12345), "UNKNOWN");
+	assert_true(strlen(cause_message(CAUSE_COUNT)) > 0);
+	assert_string_equal(cause_hint(CAUSE_COUNT), "");
+	assert_string_equal(cause_qemu(CAUSE_COUNT), "");
+}
+
+static void test_set_first_wins(void **state)
+{
+	(void)state;
+	struct cause_ctx cx;
+	memset(&cx, 0, sizeof cx);
+	assert_int_equal(cause_set(&cx, CAUSE_REMOTE_ACCESS_ERROR, "block=%s chunk=%d", "pc.ram", 3),
+			 -CAUSE_REMOTE_ACCESS_ERROR);
+	assert_int_equal(cx.cause, CAUSE_REMOTE_ACCESS_ERROR);
+	assert_string_equal(cx.detail, "block=pc.ram chunk=3");
+
+	/* a later failure is a consequence: returned, not recorded */
+	assert_int_equal(cause_set(&cx, CAUSE_QP_ERROR, "flushed"), -CAUSE_QP_ERROR);
+	assert_int_equal(cx.cause, CAUSE_REMOTE_ACCESS_ERROR);
+	assert_string_equal(cx.detail, "block=pc.ram chunk=3");
+
+	/* a negative code is accepted and stored positive */
+	struct cause_ctx cy;
+	memset(&cy, 0, sizeof cy);
+	assert_int_equal(cause_set(&cy, -CAUSE_TIMEOUT, "waited %d ms", 5000), -CAUSE_TIMEOUT);
+	assert_int_equal(cy.cause, CAUSE_TIMEOUT);
+	assert_string_equal(cy.detail, "waited 5000 ms");
+}
+
+static void test_set_detail_bounded(void **state)
+{
+	(void)state;
+	char big[2 * CAUSE_DETAIL_MAX];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	struct cause_ctx cx;
+	memset(&cx, 0, sizeof cx);
+	assert_int_equal(cause_set(&cx, CAUSE_INTERNAL, "%s", big), -CAUSE_INTERNAL);
+	assert_int_equal(strlen(cx.detail), CAUSE_DETAIL_MAX - 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_name_syntax_checker),
+		cmocka_unit_test(test_rows_complete_and_unique),
+		cmocka_unit_test(test_known_rows),
+		cmocka_unit_test(test_lookup_round_trip),
+		cmocka_unit_test(test_out_of_range),
+		cmocka_unit_test(test_set_first_wins),
+		cmocka_unit_test(test_set_detail_bounded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

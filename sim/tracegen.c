@@ -1,0 +1,570 @@
+/* tracegen - synthetic workload generators (see tracegen.h).
+ *
+ * Timing: epochs are at t = 0, epoch_ms, 2 * epoch_ms, ... < duration. The epoch at t_k
+ * holds the pages written during (t_{k-1}, t_k]; epoch 0 holds what exists before the
+ * migration starts (rand-set's first touch, nothing for the other patterns). Counts are
+ * cumulative floors (pages written by time t = floor(t * rate)), so fractional rates add
+ * up exactly over the run and never drift.
+ *
+ * Within an epoch, ranges are sorted, disjoint and merged: the file is a pure function of
+ * the options. Random pages are drawn with replacement from prng_seed_stream(seed, one
+ * fixed stream id per pattern), then sorted and merged (an array for sparse epochs, a
+ * bitmap when the epoch touches a good part of the guest). */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/prng.h"
+#include "sim/size.h"
+#include "sim/trace.h"
+#include "sim/tracegen.h"
+#include "sim/vclock.h"
+
+#define TGEN_BLOCK_NAME "pc.ram"
+#define TGEN_PAGE_SIZE_MIN UINT64_C(512)
+#define TGEN_PAGE_SIZE_MAX (UINT64_C(1) << 30)
+/* Upper bounds that keep every run finite and its memory small. */
+#define TGEN_WORK_MAX (UINT64_C(1) << 32)           /* epochs + ranges or draws, total */
+#define TGEN_EPOCH_DRAWS_MAX (UINT64_C(1) << 24)    /* random pages drawn in one epoch */
+#define TGEN_BITMAP_PAGES_MAX (UINT64_C(1) << 30)   /* largest guest with a bitmap path */
+
+typedef unsigned __int128 u128;
+
+static const char *const pattern_names[] = {
+	[TGEN_RAND_SET] = "rand-set",
+	[TGEN_RANDOM] = "random",
+	[TGEN_HOTCOLD] = "hotcold",
+	[TGEN_IDLE] = "idle",
+};
+#define N_PATTERNS (sizeof pattern_names / sizeof pattern_names[0])
+
+int tgen_pattern_parse(const char *s, enum tgen_pattern *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	for (size_t i = 0; i < N_PATTERNS; i++) {
+		if (!strcmp(s, pattern_names[i])) {
+			*out = (enum tgen_pattern)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *tgen_pattern_name(enum tgen_pattern p)
+{
+	return (size_t)p < N_PATTERNS ? pattern_names[p] : "unknown";
+}
+
+void tgen_defaults(struct tgen_opts *o)
+{
+	assert(o);
+	if (!o->page_size)
+		o->page_size = 4096;
+	if (!o->epoch_ms)
+		o->epoch_ms = 10;
+	if (!o->workers)
+		o->workers = 4;
+	if (!o->worker_bytes)
+		o->worker_bytes = o->guest_bytes / 8 / o->page_size * o->page_size;
+	if (!o->sweep_bytes_per_s)
+		o->sweep_bytes_per_s = UINT64_C(1) << 30;
+	if (!o->rate_pages_per_s)
+		o->rate_pages_per_s = 25600;
+	if (o->hot_fraction == 0.0)
+		o->hot_fraction = 0.05;
+	if (!o->hot_pages_per_s)
+		o->hot_pages_per_s = 25600;
+	if (!o->cold_pages_per_s)
+		o->cold_pages_per_s = 256;
+}
+
+/* ---- derived quantities, all overflow-safe once the common checks passed ---- */
+
+static uint64_t n_epochs(const struct tgen_opts *o)
+{
+	if (o->pattern == TGEN_IDLE)
+		return 1;
+	return (o->duration_ms - 1) / o->epoch_ms + 1;
+}
+
+static uint64_t guest_pages(const struct tgen_opts *o)
+{
+	return o->guest_bytes / o->page_size;
+}
+
+static uint64_t hot_pages(const struct tgen_opts *o)
+{
+	return (uint64_t)floor(o->hot_fraction * (double)guest_pages(o));
+}
+
+/* Events of a `per_s` rate that happened in [0, t_ms]: floor(t_ms * per_s / 1000). */
+static u128 cum_at(uint64_t t_ms, uint64_t per_s)
+{
+	return (u128)t_ms * per_s / 1000u;
+}
+
+/* Events of a rate in one epoch at most (the floor difference is at most this). */
+static u128 per_epoch_max(const struct tgen_opts *o, uint64_t per_s)
+{
+	return cum_at(o->epoch_ms, per_s) + 1;
+}
+
+/* ---- validation ---- */
+
+static int validate_common(const struct tgen_opts *o, struct diag *d)
+{
+	char a[32], b[32];
+
+	if ((size_t)o->pattern >= N_PATTERNS)
+		return diag_set(d, "unknown pattern %d", (int)o->pattern);
+	if (o->page_size < TGEN_PAGE_SIZE_MIN || o->page_size > TGEN_PAGE_SIZE_MAX ||
+	    (o->page_size & (o->page_size - 1)))
+		return diag_set(d, "page-size %s must be a power of two between 512 and 1G",
+				size_format(o->page_size, a, sizeof a));
+	if (o->guest_bytes == 0)
+		return diag_set(d, "guest size must be more than 0");
+	size_format(o->guest_bytes, a, sizeof a);
+	size_format(o->page_size, b, sizeof b);
+	if (o->guest_bytes % o->page_size)
+		return diag_set(d, "guest size %s is not a multiple of the page size %s", a, b);
+	if (o->duration_ms == 0)
+		return diag_set(d, "duration-ms must be more than 0");
+	if (o->duration_ms > UINT64_MAX / VCLOCK_NS_PER_MS)
+		return diag_set(d, "duration-ms %llu is too large (at most %llu)",
+				(unsigned long long)o->duration_ms,
+				(unsigned long long)(UINT64_MAX / VCLOCK_NS_PER_MS));
+	if (o->epoch_ms == 0)
+		return diag_set(d, "epoch-ms must be more than 0");
+	if (n_epochs(o) > TGEN_WORK_MAX)
+		return diag_set(d, "duration-ms / epoch-ms gives %llu epochs, more than %llu: "
+				"raise epoch-ms", (unsigned long long)n_epochs(o),
+				(unsigned long long)TGEN_WORK_MAX);
+	return 0;
+}
+
+static int validate_rand_set(const struct tgen_opts *o, struct diag *d)
+{
+	char a[32], b[32], c[32];
+
+	if (o->workers == 0)
+		return diag_set(d, "workers must be more than 0");
+	size_format(o->worker_bytes, a, sizeof a);
+	size_format(o->page_size, b, sizeof b);
+	if (o->worker_bytes < o->page_size || o->worker_bytes % o->page_size)
+		return diag_set(d, "worker-bytes %s is not a positive multiple of the page size %s",
+				a, b);
+	size_format(o->guest_bytes, c, sizeof c);
+	if (o->worker_bytes > o->guest_bytes / o->workers)
+		return diag_set(d, "workers x worker-bytes (%lu x %s) does not fit in the guest (%s)",
+				(unsigned long)o->workers, a, c);
+	if (o->sweep_bytes_per_s == 0)
+		return diag_set(d, "sweep-rate must be more than 0 bytes/s");
+	if ((u128)n_epochs(o) * 2 * o->workers > TGEN_WORK_MAX)
+		return diag_set(d, "%llu epochs x %lu workers is too much work (more than %llu "
+				"ranges): raise epoch-ms or lower workers",
+				(unsigned long long)n_epochs(o), (unsigned long)o->workers,
+				(unsigned long long)TGEN_WORK_MAX);
+	return 0;
+}
+
+/* Pages drawn at random: bounded per epoch (memory) and in total (time). */
+static int validate_draws(const char *what, u128 per_epoch, u128 total, struct diag *d)
+{
+	if (per_epoch > TGEN_EPOCH_DRAWS_MAX)
+		return diag_set(d, "%s: up to %llu pages per epoch, more than %llu: lower the "
+				"rate or epoch-ms", what,
+				(unsigned long long)(per_epoch > UINT64_MAX ? UINT64_MAX : per_epoch),
+				(unsigned long long)TGEN_EPOCH_DRAWS_MAX);
+	if (total > TGEN_WORK_MAX)
+		return diag_set(d, "%s: %llu pages in total, more than %llu: lower the rate or "
+				"duration-ms", what,
+				(unsigned long long)(total > UINT64_MAX ? UINT64_MAX : total),
+				(unsigned long long)TGEN_WORK_MAX);
+	return 0;
+}
+
+static int validate_random(const struct tgen_opts *o, struct diag *d)
+{
+	if (o->rate_pages_per_s == 0)
+		return diag_set(d, "rate must be more than 0 pages/s");
+	return validate_draws("random", per_epoch_max(o, o->rate_pages_per_s),
+			      cum_at(o->duration_ms, o->rate_pages_per_s), d);
+}
+
+static int validate_hotcold(const struct tgen_opts *o, struct diag *d)
+{
+	uint64_t hot;
+
+	if (!(o->hot_fraction > 0.0 && o->hot_fraction < 1.0))
+		return diag_set(d, "hot-fraction %g is not strictly between 0 and 1",
+				o->hot_fraction);
+	hot = hot_pages(o);
+	if (hot == 0 || hot >= guest_pages(o))
+		return diag_set(d, "hot-fraction %g of %llu guest pages leaves the hot or the cold "
+				"set empty", o->hot_fraction, (unsigned long long)guest_pages(o));
+	if (o->hot_pages_per_s == 0 || o->cold_pages_per_s == 0)
+		return diag_set(d, "hot-rate and cold-rate must be more than 0 pages/s");
+	return validate_draws("hotcold",
+			      per_epoch_max(o, o->hot_pages_per_s) +
+				      per_epoch_max(o, o->cold_pages_per_s),
+			      cum_at(o->duration_ms, o->hot_pages_per_s) +
+				      cum_at(o->duration_ms, o->cold_pages_per_s), d);
+}
+
+int tgen_validate(const struct tgen_opts *o, struct diag *d)
+{
+	int rc;
+
+	if (!o)
+		return diag_set(d, "no options");
+	rc = validate_common(o, d);
+	if (rc)
+		return rc;
+	switch (o->pattern) {
+	case TGEN_RAND_SET:
+		return validate_rand_set(o, d);
+	case TGEN_RANDOM:
+		return validate_random(o, d);
+	case TGEN_HOTCOLD:
+		return validate_hotcold(o, d);
+	case TGEN_IDLE:
+		return 0;
+	}
+	return diag_set(d, "unknown pattern %d", (int)o->pattern);
+}
+
+/* ---- range emitter: coalesces ascending adjacent ranges of one epoch ---- */
+
+struct emitter {
+	trace_writer *w;
+	struct tgen_stats *st;
+	uint64_t first;                   /* pending range, n == 0: none */
+	uint64_t n;
+};
+
+static int emit_flush(struct emitter *e)
+{
+	struct trace_range r = { .block = 0, .first_page = e->first, .n_pages = e->n };
+	int rc;
+
+	if (e->n == 0)
+		return 0;
+	rc = trace_writer_range(e->w, &r);
+	e->st->ranges++;
+	e->st->pages += e->n;
+	e->n = 0;
+	return rc;
+}
+
+/* Pages [first, first + n), first >= the end of the previous range of the epoch. */
+static int emit_range(struct emitter *e, uint64_t first, uint64_t n)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (e->n && first <= e->first + e->n) {
+		assert(first == e->first + e->n && "ranges of an epoch come sorted and disjoint");
+		e->n += n;
+		return 0;
+	}
+	rc = emit_flush(e);
+	e->first = first;
+	e->n = n;
+	return rc;
+}
+
+static int emit_epoch(struct emitter *e, uint64_t t_ns)
+{
+	int rc = emit_flush(e);
+
+	if (rc == 0)
+		rc = trace_writer_epoch(e->w, t_ns);
+	e->st->epochs++;
+	return rc;
+}
+
+/* ---- page sets for the random patterns ---- */
+
+struct pageset {
+	uint64_t n_pages;                 /* guest pages */
+	uint64_t *v;                      /* drawn pages (array mode) */
+	size_t n, cap;
+	uint64_t *bits;                   /* bitmap mode, n_pages bits, lazily allocated */
+	int use_bits;
+};
+
+/* Choose the representation for an epoch of up to `draws` pages. */
+static int pageset_begin(struct pageset *s, uint64_t draws)
+{
+	s->n = 0;
+	s->use_bits = s->n_pages <= TGEN_BITMAP_PAGES_MAX && draws >= s->n_pages / 64;
+	if (s->use_bits && !s->bits) {
+		s->bits = calloc((size_t)(s->n_pages / 64 + 1), sizeof *s->bits);
+		return s->bits ? 0 : -ENOMEM;
+	}
+	if (!s->use_bits && draws > s->cap) {
+		uint64_t *v = realloc(s->v, (size_t)draws * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = (size_t)draws;
+	}
+	return 0;
+}
+
+static void pageset_add(struct pageset *s, uint64_t page)
+{
+	assert(page < s->n_pages);
+	if (s->use_bits) {
+		s->bits[page / 64] |= UINT64_C(1) << (page % 64);
+		return;
+	}
+	assert(s->n < s->cap);
+	s->v[s->n++] = page;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int pageset_emit_array(struct pageset *s, struct emitter *e)
+{
+	int rc = 0;
+
+	qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+	for (size_t i = 0; i < s->n && rc == 0; i++) {
+		if (i > 0 && s->v[i] == s->v[i - 1])
+			continue;
+		rc = emit_range(e, s->v[i], 1);
+	}
+	return rc;
+}
+
+/* Emit the set bits as ranges and clear the bitmap for the next epoch. */
+static int pageset_emit_bits(struct pageset *s, struct emitter *e)
+{
+	int rc = 0;
+
+	for (uint64_t w = 0; w <= s->n_pages / 64; w++) {
+		uint64_t word = s->bits[w];
+		s->bits[w] = 0;
+		while (word && rc == 0) {
+			unsigned lo = (unsigned)__builtin_ctzll(word);
+			uint64_t run = ~(word >> lo);
+			unsigned len = run ? (unsigned)__builtin_ctzll(run) : 64u - lo;
+			rc = emit_range(e, w * 64 + lo, len);
+			word = len + lo >= 64 ? 0 : word & ~(((UINT64_C(1) << len) - 1) << lo);
+		}
+	}
+	return rc;
+}
+
+static int pageset_emit(struct pageset *s, struct emitter *e)
+{
+	return s->use_bits ? pageset_emit_bits(s, e) : pageset_emit_array(s, e);
+}
+
+/* ---- the patterns: one epoch each ---- */
+
+struct gen {
+	const struct tgen_opts *o;
+	struct emitter e;
+	struct pageset set;
+	prng rng;
+};
+
+/* rand-set: every worker is `done` pages into its endless sweep at t_k; write the pages
+ * between the previous epoch's position and this one's, wrapping at the region's end. */
+static int rand_set_epoch(struct gen *g, uint64_t k)
+{
+	const struct tgen_opts *o = g->o;
+	uint64_t wp = o->worker_bytes / o->page_size;
+	u128 per_s = (u128)o->sweep_bytes_per_s, unit = (u128)1000 * o->page_size;
+	u128 d0, d1;
+	int rc = 0;
+
+	if (k == 0)                       /* first touch: all regions, back to back */
+		return emit_range(&g->e, 0, wp * o->workers);
+	d0 = (u128)((k - 1) * o->epoch_ms) * per_s / unit;
+	d1 = (u128)(k * o->epoch_ms) * per_s / unit;
+	for (uint64_t w = 0; w < o->workers && rc == 0; w++) {
+		uint64_t base = w * wp, a = (uint64_t)(d0 % wp), n;
+		if (d1 - d0 >= wp) {
+			rc = emit_range(&g->e, base, wp);
+			continue;
+		}
+		n = (uint64_t)(d1 - d0);
+		if (a + n <= wp) {
+			rc = emit_range(&g->e, base + a, n);
+			continue;
+		}
+		rc = emit_range(&g->e, base, a + n - wp);           /* wrapped part first */
+		if (rc == 0)
+			rc = emit_range(&g->e, base + a, wp - a);
+	}
+	return rc;
+}
+
+/* Draw the pages a rate writes in epoch k uniformly from [lo, lo + span). */
+static void draw(struct gen *g, uint64_t k, uint64_t per_s, uint64_t lo, uint64_t span)
+{
+	uint64_t t_ms = k * g->o->epoch_ms, n = 0;
+
+	if (k > 0)
+		n = (uint64_t)(cum_at(t_ms, per_s) - cum_at(t_ms - g->o->epoch_ms, per_s));
+	for (uint64_t i = 0; i < n; i++)
+		pageset_add(&g->set, lo + prng_below(&g->rng, span));
+}
+
+static int random_epoch(struct gen *g, uint64_t k)
+{
+	const struct tgen_opts *o = g->o;
+	uint64_t hot = hot_pages(o), pages = guest_pages(o);
+	int rc;
+
+	if (o->pattern == TGEN_RANDOM) {
+		rc = pageset_begin(&g->set, (uint64_t)per_epoch_max(o, o->rate_pages_per_s));
+		if (rc == 0)
+			draw(g, k, o->rate_pages_per_s, 0, pages);
+	} else {
+		rc = pageset_begin(&g->set, (uint64_t)(per_epoch_max(o, o->hot_pages_per_s) +
+						      per_epoch_max(o, o->cold_pages_per_s)));
+		if (rc == 0) {
+			draw(g, k, o->hot_pages_per_s, 0, hot);
+			draw(g, k, o->cold_pages_per_s, hot, pages - hot);
+		}
+	}
+	return rc ? rc : pageset_emit(&g->set, &g->e);
+}
+
+static int gen_body(struct gen *g)
+{
+	const struct tgen_opts *o = g->o;
+	uint64_t epochs = n_epochs(o);
+	int rc = 0;
+
+	prng_seed_stream(&g->rng, o->seed, TGEN_STREAM_ID(o->pattern));
+	for (uint64_t k = 0; k < epochs && rc == 0; k++) {
+		uint64_t t_ns = k * o->epoch_ms * VCLOCK_NS_PER_MS;
+		assert(t_ns < o->duration_ms * VCLOCK_NS_PER_MS);
+		rc = emit_epoch(&g->e, t_ns);
+		if (rc)
+			break;
+		if (o->pattern == TGEN_RAND_SET)
+			rc = rand_set_epoch(g, k);
+		else if (o->pattern != TGEN_IDLE)
+			rc = random_epoch(g, k);
+	}
+	return rc ? rc : emit_flush(&g->e);
+}
+
+/* ---- header comments and the file ---- */
+
+/* Shortest %g form that reads back as the same double. */
+static void fmt_double(char *buf, size_t len, double v)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+static int write_gen_comment(trace_writer *w, const struct tgen_opts *o)
+{
+	char line[384], g[32], p[32], a[32], b[32], f[32];
+	int n;
+
+	size_format(o->guest_bytes, g, sizeof g);
+	size_format(o->page_size, p, sizeof p);
+	n = snprintf(line, sizeof line, "gen: migbed trace gen --pattern %s --guest %s "
+		     "--page-size %s --duration-ms %llu --epoch-ms %llu --seed %llu",
+		     tgen_pattern_name(o->pattern), g, p, (unsigned long long)o->duration_ms,
+		     (unsigned long long)o->epoch_ms, (unsigned long long)o->seed);
+	assert(n > 0 && (size_t)n < sizeof line);
+	if (o->pattern == TGEN_RAND_SET) {
+		size_format(o->worker_bytes, a, sizeof a);
+		size_format(o->sweep_bytes_per_s, b, sizeof b);
+		snprintf(line + n, sizeof line - (size_t)n, " --workers %lu --worker-bytes %s "
+			 "--sweep-rate %s", (unsigned long)o->workers, a, b);
+	} else if (o->pattern == TGEN_RANDOM) {
+		snprintf(line + n, sizeof line - (size_t)n, " --rate %llu",
+			 (unsigned long long)o->rate_pages_per_s);
+	} else if (o->pattern == TGEN_HOTCOLD) {
+		fmt_double(f, sizeof f, o->hot_fraction);
+		snprintf(line + n, sizeof line - (size_t)n, " --hot-fraction %s --hot-rate %llu "
+			 "--cold-rate %llu", f, (unsigned long long)o->hot_pages_per_s,
+			 (unsigned long long)o->cold_pages_per_s);
+	}
+	return trace_writer_comment(w, line);
+}
+
+static void fill_header(const struct tgen_opts *o, struct trace_header *h)
+{
+	memset(h, 0, sizeof *h);
+	h->version = TRACE_VERSION;
+	h->page_size = o->page_size;
+	h->duration_ns = o->duration_ms * VCLOCK_NS_PER_MS;
+	h->n_blocks = 1;
+	snprintf(h->blocks[0].name, sizeof h->blocks[0].name, "%s", TGEN_BLOCK_NAME);
+	h->blocks[0].size_bytes = o->guest_bytes;
+}
+
+int tgen_write_stats(const struct tgen_opts *o, const char *path, struct tgen_stats *st,
+		     struct diag *d)
+{
+	struct tgen_stats local = { 0 };
+	struct trace_header h;
+	struct gen g = { .o = o };
+	trace_writer *w = NULL;
+	int rc;
+
+	diag_clear(d);
+	if (!path || !*path)
+		return diag_set(d, "no output file");
+	rc = tgen_validate(o, d);
+	if (rc)
+		return rc;
+	fill_header(o, &h);
+	rc = trace_writer_open(path, &h, &w, d);
+	if (rc) {
+		if (d && !d->msg[0])
+			diag_set(d, "%s: cannot write: %s", path, strerror(-rc));
+		return rc;
+	}
+	g.e = (struct emitter){ .w = w, .st = &local };
+	g.set.n_pages = guest_pages(o);
+	rc = write_gen_comment(w, o);
+	if (rc == 0)
+		rc = gen_body(&g);
+	free(g.set.v);
+	free(g.set.bits);
+	if (rc) {
+		const char *why = trace_writer_diag(w);
+		diag_set(d, "%s: writing the trace failed: %s", path,
+			 why && *why ? why : strerror(-rc));
+		trace_writer_abort(w);
+		return rc;
+	}
+	rc = trace_writer_close(w);
+	if (rc) {
+		diag_set(d, "%s: writing the trace failed: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (st)
+		*st = local;
+	return 0;
+}
+
+int tgen_write(const struct tgen_opts *o, const char *path, struct diag *d)
+{
+	return tgen_write_stats(o, path, NULL, d);
+}

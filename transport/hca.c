@@ -1,0 +1,1385 @@
+/* hca - the seam's front end (see hca.h for the contract, hca_backend.h for the split).
+ *
+ * The front end owns every object the protocol sees and all of virtual time; a backend only
+ * performs operations and reports raw completions and CM events. Per endpoint it keeps:
+ *   sends     FIFO of posted send WRs (wr_id, virtual completion time) whose raw completion
+ *             has not been drained yet; RC completes them in posting order (asserted);
+ *   arrivals  FIFO of the virtual arrival times of the in-process peer's SENDs;
+ *   cq[2]     stamped completions, t_ns nondecreasing within a queue (so queue order is
+ *             both posting order and time order); visible once the clock reaches t_ns;
+ *   cm        CM events drained from the backend, in arrival order.
+ * Stamping: a send completion gets min(its done time, the QP's error time); a RECV that
+ * consumed a message gets the message's arrival time; a flushed RECV gets max(now, the QP's
+ * error time). The QP's error time is set by hca_qp_to_error / hca_disconnect (now), by a
+ * failed send completion (its time) and, for errors that also kill the responder
+ * (REM_ACCESS_ERR, REM_INV_REQ_ERR, REM_OP_ERR), on the in-process peer as well. Send CQs
+ * are drained before recv CQs so that the peer's error time is known when its flushed RECVs
+ * are stamped. */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/mem.h"
+#include "transport/hca_backend.h"
+
+#define HCA_SIDE_MAX 8               /* "src", "dst" */
+#define HCA_PROGRESS_MAX 8
+#define HCA_WR_MAX 65536u            /* per queue; verbs devices allow far less than this */
+#define HCA_REQ_PDATA_MAX 56         /* rdma_cm REQ private data */
+#define HCA_WAIT_ITER_MAX (1u << 24) /* a wait that loops this often is a livelock (asserted) */
+#define HCA_CM_DRAIN_MAX 64          /* CM events pulled from the backend per endpoint per drain */
+#define HCA_RING_MAX_ELEMS (1u << 24)
+#define HCA_BLOCK_SLICE_NS (100ull * VCLOCK_NS_PER_MS)
+#define HCA_PAGE_BYTES 4096ull
+#define HCA_NO_ERROR UINT64_MAX
+#define HCA_LOG_FIELD_MAX 64
+
+/* Emit one evlog line if the world has a log. */
+#define HLOG(w, side, event, ...)                                              \
+	do {                                                                   \
+		if ((w)->ev)                                                   \
+			evlog_emit((w)->ev, (side), (event), __VA_ARGS__);     \
+	} while (0)
+
+/* ---- a growable FIFO ring of fixed-size elements ------------------------------------------ */
+
+struct ring {
+	unsigned char *v;
+	size_t esz, cap, head, len;
+};
+
+static int ring_init(struct ring *r, size_t esz, size_t cap)
+{
+	assert(esz > 0 && cap > 0);
+	r->v = calloc(cap, esz);
+	if (!r->v)
+		return -ENOMEM;
+	r->esz = esz;
+	r->cap = cap;
+	r->head = 0;
+	r->len = 0;
+	return 0;
+}
+
+static void ring_fini(struct ring *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static void *ring_at(const struct ring *r, size_t i)
+{
+	assert(i < r->len);
+	return r->v + ((r->head + i) % r->cap) * r->esz;
+}
+
+/* Make room for n more elements: 0 or -ENOMEM. */
+static int ring_reserve(struct ring *r, size_t n)
+{
+	size_t cap = r->cap;
+	unsigned char *v;
+
+	if (r->len + n <= r->cap)
+		return 0;
+	while (cap < r->len + n)
+		cap *= 2;
+	if (cap > HCA_RING_MAX_ELEMS)
+		return -ENOMEM;
+	v = malloc(cap * r->esz);
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->len; i++)
+		memcpy(v + i * r->esz, ring_at(r, i), r->esz);
+	free(r->v);
+	r->v = v;
+	r->cap = cap;
+	r->head = 0;
+	return 0;
+}
+
+/* Append; the caller has reserved room (asserted). */
+static void ring_push(struct ring *r, const void *e)
+{
+	assert(r->len < r->cap && "ring room was reserved");
+	r->len++;
+	memcpy(ring_at(r, r->len - 1), e, r->esz);
+}
+
+static void ring_pop(struct ring *r, void *out)
+{
+	assert(r->len > 0);
+	if (out)
+		memcpy(out, ring_at(r, 0), r->esz);
+	r->head = (r->head + 1) % r->cap;
+	r->len--;
+}
+
+static void ring_drop_back(struct ring *r)
+{
+	assert(r->len > 0);
+	r->len--;
+}
+
+/* ---- objects ------------------------------------------------------------------------------ */
+
+struct posted_send {
+	uint64_t wr_id;
+	uint64_t done_ns;
+	uint32_t len;
+	int opcode;                   /* enum hca_wc_opcode */
+};
+
+struct progress {
+	hca_progress_fn fn;
+	void *arg;
+	bool finished;                /* returned < 0 once: never called again */
+};
+
+struct hca_world {
+	enum hca_backend_kind kind;
+	const struct hca_backend_ops *ops;
+	struct hca_cost cost;
+	vclock clk;
+	evlog *ev;                    /* NULL: no log */
+	void *priv;
+	hca_ep *eps;                  /* creation order */
+	hca_listener *listeners;
+	struct progress progress[HCA_PROGRESS_MAX];
+	size_t n_progress;
+	bool in_progress;             /* a progress function is running: no recursion */
+	uint64_t n_eps, n_listeners, n_mrs;
+};
+
+struct hca_listener {
+	hca_world *w;
+	hca_listener *next;
+	char side[HCA_SIDE_MAX];
+	char *addr;                   /* for the log */
+	void *priv;
+	hca_ep *spare;                /* endpoint offered to the next listener_poll */
+};
+
+struct hca_ep {
+	hca_world *w;
+	hca_ep *next;
+	char side[HCA_SIDE_MAX];
+	void *priv;
+	struct mem *guest;
+	bool setup;
+	struct hca_qp_caps caps;
+	uint64_t link_free_ns;        /* the outgoing link is busy until then */
+	uint64_t err_ns;              /* time the QP went to error, HCA_NO_ERROR if not known */
+	struct ring sends;            /* struct posted_send */
+	struct ring arrivals;         /* uint64_t */
+	struct ring cq[2];            /* struct hca_wc, stamped */
+	struct ring cm;               /* struct hca_cm_event */
+	uint32_t send_outstanding;    /* posted, completion not yet returned to the user */
+	uint32_t recv_outstanding;
+	uint32_t recv_raw;            /* posted RECVs whose raw completion is not drained yet */
+	hca_mr *mrs;
+	uint64_t n_mrs;
+};
+
+struct hca_mr {
+	hca_ep *ep;
+	hca_mr *prev, *next;
+	void *priv;
+	uint64_t addr, len;
+	uint32_t lkey, rkey;
+	int access;
+};
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint64_t now_ns(const hca_world *w)
+{
+	return vclock_now_ns(&w->clk);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * VCLOCK_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* A log token: non-empty, short, no blanks. */
+static bool is_side(const char *s)
+{
+	return s && *s && strlen(s) < HCA_SIDE_MAX && !strpbrk(s, " \t\r\n");
+}
+
+static bool is_addr(const char *s)
+{
+	return s && *s && !strpbrk(s, " \t\r\n");
+}
+
+/* Keys are deterministic on the model only. */
+static const char *key_str(const hca_world *w, uint32_t key, char *buf, size_t n)
+{
+	if (w->kind != HCA_BACKEND_MODEL)
+		return "*";
+	snprintf(buf, n, "0x%x", key);
+	return buf;
+}
+
+/* Addresses are logged as a guest block offset, never as a pointer. */
+static const char *where_str(const hca_ep *ep, uint64_t addr, uint64_t len, char *buf, size_t n)
+{
+	size_t b;
+	uint64_t off;
+
+	if (!ep->guest || mem_resolve(ep->guest, addr, len, &b, &off) != 0)
+		return "addr=*";
+	snprintf(buf, n, "blk=%zu off=0x%llx", b, (unsigned long long)off);
+	return buf;
+}
+
+static const char *wc_op_str(int opcode)
+{
+	switch (opcode) {
+	case HCA_WC_OP_SEND:
+		return "send";
+	case HCA_WC_OP_RDMA_WRITE:
+		return "write";
+	case HCA_WC_OP_RECV:
+		return "recv";
+	default:
+		return "?";
+	}
+}
+
+/* ---- names -------------------------------------------------------------------------------- */
+
+static const char *const wc_status_str[HCA_WC_STATUS_COUNT] = {
+	"success", "local length error", "local QP operation error",
+	"local EE context operation error", "local protection error",
+	"Work Request Flushed Error", "memory management operation error", "bad response error",
+	"local access error", "remote invalid request error", "remote access error",
+	"remote operation error", "transport retry counter exceeded",
+	"RNR retry counter exceeded", "local RDD violation error", "remote invalid RD request",
+	"aborted error", "invalid EE context number", "invalid EE context state", "fatal error",
+	"response timeout error", "general error",
+};
+
+static const char *const wc_status_name[HCA_WC_STATUS_COUNT] = {
+	"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR",
+	"WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR",
+	"REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR",
+	"REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR",
+	"RESP_TIMEOUT_ERR", "GENERAL_ERR",
+};
+
+static const char *const cm_event_name[] = {
+	"RDMA_CM_EVENT_ADDR_RESOLVED", "RDMA_CM_EVENT_ADDR_ERROR",
+	"RDMA_CM_EVENT_ROUTE_RESOLVED", "RDMA_CM_EVENT_ROUTE_ERROR",
+	"RDMA_CM_EVENT_CONNECT_REQUEST", "RDMA_CM_EVENT_CONNECT_RESPONSE",
+	"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE", "RDMA_CM_EVENT_REJECTED",
+	"RDMA_CM_EVENT_ESTABLISHED", "RDMA_CM_EVENT_DISCONNECTED",
+	"RDMA_CM_EVENT_DEVICE_REMOVAL", "RDMA_CM_EVENT_MULTICAST_JOIN",
+	"RDMA_CM_EVENT_MULTICAST_ERROR", "RDMA_CM_EVENT_ADDR_CHANGE",
+	"RDMA_CM_EVENT_TIMEWAIT_EXIT",
+};
+
+const char *hca_wc_status_str(int status)
+{
+	if (status < 0 || status >= HCA_WC_STATUS_COUNT)
+		return "unknown";
+	return wc_status_str[status];
+}
+
+const char *hca_wc_status_name(int status)
+{
+	if (status < 0 || status >= HCA_WC_STATUS_COUNT)
+		return "UNKNOWN";
+	return wc_status_name[status];
+}
+
+const char *hca_cm_event_name(int type)
+{
+	if (type < 0 || (size_t)type >= sizeof(cm_event_name) / sizeof(cm_event_name[0]))
+		return "UNKNOWN EVENT";
+	return cm_event_name[type];
+}
+
+void hca_cost_defaults(struct hca_cost *c)
+{
+	assert(c);
+	c->link_bytes_per_s = 12500000000ull;
+	c->msg_latency_ns = 2000;
+	c->wr_overhead_ns = 200;
+	c->reg_fixed_ns = 20000;
+	c->reg_per_page_ns = 60;
+	c->dereg_fixed_ns = 5000;
+}
+
+/* ---- accessors for backends --------------------------------------------------------------- */
+
+void *hca_world_priv(hca_world *w) { return w->priv; }
+void hca_world_set_priv(hca_world *w, void *p) { w->priv = p; }
+void *hca_listener_priv(hca_listener *l) { return l->priv; }
+void hca_listener_set_priv(hca_listener *l, void *p) { l->priv = p; }
+hca_world *hca_listener_world(hca_listener *l) { return l->w; }
+void *hca_ep_priv(hca_ep *ep) { return ep->priv; }
+void hca_ep_set_priv(hca_ep *ep, void *p) { ep->priv = p; }
+hca_world *hca_ep_world(hca_ep *ep) { return ep->w; }
+struct mem *hca_ep_guest(hca_ep *ep) { return ep->guest; }
+void *hca_mr_priv(hca_mr *mr) { return mr->priv; }
+void hca_mr_set_priv(hca_mr *mr, void *p) { mr->priv = p; }
+hca_ep *hca_mr_ep(hca_mr *mr) { return mr->ep; }
+
+void hca_mr_set_keys(hca_mr *mr, uint32_t lkey, uint32_t rkey)
+{
+	mr->lkey = lkey;
+	mr->rkey = rkey;
+}
+
+hca_ep *hca_world_ep_next(hca_world *w, hca_ep *prev)
+{
+	return prev ? prev->next : w->eps;
+}
+
+vclock *hca_world_clock(hca_world *w) { return &w->clk; }
+evlog *hca_world_evlog(hca_world *w) { return w->ev; }
+enum hca_backend_kind hca_world_kind(const hca_world *w) { return w->kind; }
+const char *hca_world_backend_name(const hca_world *w) { return w->ops->name; }
+const char *hca_ep_side(const hca_ep *ep) { return ep->side; }
+uint32_t hca_mr_lkey(const hca_mr *mr) { return mr->lkey; }
+uint32_t hca_mr_rkey(const hca_mr *mr) { return mr->rkey; }
+uint64_t hca_mr_addr(const hca_mr *mr) { return mr->addr; }
+uint64_t hca_mr_len(const hca_mr *mr) { return mr->len; }
+uint32_t hca_ep_send_outstanding(const hca_ep *ep) { return ep->send_outstanding; }
+
+uint64_t hca_world_live_objects(const hca_world *w)
+{
+	return w->n_eps + w->n_listeners + w->n_mrs;
+}
+
+const char *hca_ep_device(const hca_ep *ep)
+{
+	if (!ep->setup || !ep->w->ops->device)
+		return "";
+	return ep->w->ops->device((hca_ep *)ep);
+}
+
+void hca_ep_map_guest(hca_ep *ep, struct mem *m)
+{
+	assert(ep);
+	ep->guest = m;
+}
+
+/* ---- draining raw completions and CM events ----------------------------------------------- */
+
+/* Append a stamped completion, keeping t_ns nondecreasing within the queue (RC delivers in
+ * order within a queue, so a later completion is never visible before an earlier one). */
+static void cq_push(hca_ep *ep, enum hca_cq_kind k, struct hca_wc *wc, uint64_t t_ns)
+{
+	struct ring *q = &ep->cq[k];
+
+	if (q->len > 0)
+		t_ns = max_u64(t_ns, ((const struct hca_wc *)ring_at(q, q->len - 1))->t_ns);
+	wc->t_ns = t_ns;
+	ring_push(q, wc);
+}
+
+/* Errors after which the responder's QP is in error too (verbs-facts §1). */
+static bool status_kills_responder(int status)
+{
+	return status == HCA_WC_REM_ACCESS_ERR || status == HCA_WC_REM_INV_REQ_ERR ||
+	       status == HCA_WC_REM_OP_ERR;
+}
+
+static void note_send_error(hca_ep *ep, int status, uint64_t t_ns)
+{
+	ep->err_ns = min_u64(ep->err_ns, t_ns);
+	if (status_kills_responder(status)) {
+		hca_ep *peer = ep->w->ops->peer(ep);
+
+		if (peer)
+			peer->err_ns = min_u64(peer->err_ns, t_ns);
+	}
+}
+
+static int drain_send_cq(hca_ep *ep)
+{
+	const struct hca_backend_ops *ops = ep->w->ops;
+
+	for (size_t n = ep->sends.len + 1; n > 0; n--) {
+		struct posted_send ps;
+		struct hca_wc wc;
+		int rc = ops->poll_cq(ep, HCA_CQ_SEND, &wc);
+
+		if (rc <= 0)
+			return rc;
+		assert(ep->sends.len > 0 && "send completion for a WR that was never posted");
+		ring_pop(&ep->sends, &ps);
+		assert(ps.wr_id == wc.wr_id && "RC completes send WRs in posting order");
+		uint64_t t_ns = min_u64(ps.done_ns, ep->err_ns);
+		wc.opcode = ps.opcode;
+		wc.byte_len = ps.len;
+		if (wc.status != HCA_WC_SUCCESS)
+			note_send_error(ep, wc.status, t_ns);
+		cq_push(ep, HCA_CQ_SEND, &wc, t_ns);
+	}
+	assert(!"backend reported more send completions than WRs posted");
+	return -EIO;
+}
+
+static int drain_recv_cq(hca_ep *ep)
+{
+	const struct hca_backend_ops *ops = ep->w->ops;
+
+	for (uint32_t n = ep->recv_raw + 1; n > 0; n--) {
+		struct hca_wc wc;
+		uint64_t t_ns = now_ns(ep->w), arrival_ns;
+		int rc = ops->poll_cq(ep, HCA_CQ_RECV, &wc);
+
+		if (rc <= 0)
+			return rc;
+		assert(ep->recv_raw > 0 && "recv completion for a RECV that was never posted");
+		ep->recv_raw--;
+		/* every status but a flush means a message arrived (SUCCESS, LOC_LEN_ERR, ...) */
+		if (wc.status != HCA_WC_WR_FLUSH_ERR && ep->arrivals.len > 0) {
+			ring_pop(&ep->arrivals, &arrival_ns);
+			t_ns = arrival_ns;
+		}
+		if (wc.status != HCA_WC_SUCCESS) {
+			if (ep->err_ns != HCA_NO_ERROR)
+				t_ns = max_u64(t_ns, ep->err_ns);
+			ep->err_ns = min_u64(ep->err_ns, t_ns);
+		}
+		wc.opcode = HCA_WC_OP_RECV;
+		cq_push(ep, HCA_CQ_RECV, &wc, t_ns);
+	}
+	assert(!"backend reported more recv completions than RECVs posted");
+	return -EIO;
+}
+
+static void drain_cm(hca_ep *ep)
+{
+	for (int i = 0; i < HCA_CM_DRAIN_MAX; i++) {
+		struct hca_cm_event ev;
+
+		if (ring_reserve(&ep->cm, 1) != 0)
+			return;               /* stays queued in the backend */
+		if (ep->w->ops->poll_event(ep, &ev) <= 0)
+			return;
+		ring_push(&ep->cm, &ev);
+		HLOG(ep->w, ep->side, "cm_event", "type=%s status=%d", hca_cm_event_name(ev.type),
+		     ev.status);
+	}
+}
+
+/* Pull everything the backend has: CM events and send CQs first, then recv CQs (see the
+ * top comment). 0 or the first backend error. */
+static int world_drain(hca_world *w)
+{
+	int err = 0;
+
+	for (hca_ep *ep = w->eps; ep; ep = ep->next) {
+		drain_cm(ep);
+		if (ep->setup) {
+			int rc = drain_send_cq(ep);
+
+			err = err ? err : rc;
+		}
+	}
+	for (hca_ep *ep = w->eps; ep; ep = ep->next) {
+		if (ep->setup) {
+			int rc = drain_recv_cq(ep);
+
+			err = err ? err : rc;
+		}
+	}
+	return err;
+}
+
+/* ---- time: progress, next event, blocking ------------------------------------------------- */
+
+/* Run every live progress function once: 1 if one of them did something. */
+static int world_progress(hca_world *w)
+{
+	int did = 0;
+
+	if (w->in_progress)
+		return 0;
+	w->in_progress = true;
+	for (size_t i = 0; i < w->n_progress; i++) {
+		struct progress *p = &w->progress[i];
+		int rc;
+
+		if (p->finished)
+			continue;
+		rc = p->fn(p->arg);
+		if (rc > 0)
+			did = 1;
+		else if (rc < 0)
+			p->finished = true;
+	}
+	w->in_progress = false;
+	return did;
+}
+
+/* The earliest completion time later than now on any queue: true and *t_ns, or false. */
+static bool world_next_ns(const hca_world *w, uint64_t *t_ns)
+{
+	uint64_t now = now_ns(w), best = UINT64_MAX;
+	bool found = false;
+
+	for (const hca_ep *ep = w->eps; ep; ep = ep->next) {
+		for (int k = HCA_CQ_SEND; k <= HCA_CQ_RECV; k++) {
+			const struct ring *q = &ep->cq[k];
+
+			for (size_t i = 0; i < q->len; i++) {
+				uint64_t t = ((const struct hca_wc *)ring_at(q, i))->t_ns;
+
+				if (t > now) {
+					found = true;
+					best = min_u64(best, t);
+					break;        /* the queue is sorted by time */
+				}
+			}
+		}
+	}
+	*t_ns = best;
+	return found;
+}
+
+/* Verbs: sleep on the devices for what is left of the wall budget (at most one slice).
+ * 2 the backend says something is ready, 1 the slice passed, 0 nothing to block for or
+ * budget spent, <0 backend error. */
+static int world_block(hca_world *w, uint64_t wall0_ns, uint64_t budget_ns)
+{
+	uint64_t spent_ns = mono_ns() - wall0_ns;
+	int rc;
+
+	if (!w->ops->block || w->n_eps + w->n_listeners == 0 || spent_ns >= budget_ns)
+		return 0;
+	rc = w->ops->block(w, min_u64(budget_ns - spent_ns, HCA_BLOCK_SLICE_NS));
+	return rc < 0 ? rc : rc > 0 ? 2 : 1;
+}
+
+/* >0 satisfied (returned as is), <0 error, 0 keep waiting. */
+typedef int (*wait_check_fn)(void *arg);
+
+/* The one wait loop (see hca.h "Progress"): drain, check, progress, advance the clock to the
+ * next completion time within the deadline, block (verbs), else time out at the deadline. */
+static int world_wait(hca_world *w, uint64_t timeout_ns, wait_check_fn check, void *arg)
+{
+	uint64_t deadline_ns = sat_add(now_ns(w), timeout_ns);
+	uint64_t wall0_ns = mono_ns();
+
+	for (uint32_t i = 0; i < HCA_WAIT_ITER_MAX; i++) {
+		uint64_t t_ns;
+		int rc = world_drain(w);
+
+		if (rc < 0)
+			return rc;
+		rc = check(arg);
+		if (rc != 0)
+			return rc;
+		if (world_progress(w) > 0)
+			continue;
+		if (world_next_ns(w, &t_ns) && t_ns <= deadline_ns) {
+			vclock_advance_to(&w->clk, t_ns);
+			continue;
+		}
+		rc = world_block(w, wall0_ns, timeout_ns);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			continue;
+		vclock_catch_up(&w->clk, deadline_ns);
+		return 0;
+	}
+	assert(!"hca wait loop did not converge (a progress function that never rests?)");
+	return -ELOOP;
+}
+
+/* Let d_ns of virtual time pass, stopping at every completion time on the way to run the
+ * progress functions (which do nothing when called from inside one). */
+static void world_pass_time(hca_world *w, uint64_t d_ns)
+{
+	uint64_t target_ns = sat_add(now_ns(w), d_ns);
+
+	for (uint32_t i = 0; i < HCA_WAIT_ITER_MAX; i++) {
+		uint64_t t_ns;
+
+		world_drain(w);
+		if (world_progress(w) > 0)
+			continue;
+		if (world_next_ns(w, &t_ns) && t_ns <= target_ns) {
+			vclock_advance_to(&w->clk, t_ns);
+			continue;
+		}
+		vclock_catch_up(&w->clk, target_ns);
+		return;
+	}
+	assert(!"hca sleep loop did not converge (a progress function that never rests?)");
+}
+
+/* Completions and CM events held by the front end (for "did the drain bring anything"). */
+static size_t world_queued(const hca_world *w)
+{
+	size_t n = 0;
+
+	for (const hca_ep *ep = w->eps; ep; ep = ep->next)
+		n += ep->cq[HCA_CQ_SEND].len + ep->cq[HCA_CQ_RECV].len + ep->cm.len;
+	return n;
+}
+
+/* hca.h: progress first; else move the clock to the next completion time within the
+ * deadline, or (verbs) block on the devices. "Something happened": the drain brought a
+ * completion or CM event, a progress function did something, a completion became visible
+ * as the clock moved to its time, or a device fd became ready (e.g. a connect request). */
+int hca_world_wait(hca_world *w, uint64_t timeout_ns)
+{
+	uint64_t deadline_ns = sat_add(now_ns(w), timeout_ns);
+	uint64_t wall0_ns = mono_ns();
+
+	for (uint32_t i = 0; i < HCA_WAIT_ITER_MAX; i++) {
+		size_t before = world_queued(w);
+		uint64_t t_ns;
+		int rc = world_drain(w);
+
+		if (rc < 0)
+			return rc;
+		bool drained = world_queued(w) > before;
+
+		if (world_progress(w) > 0 || drained)
+			return 1;
+		if (world_next_ns(w, &t_ns) && t_ns <= deadline_ns) {
+			vclock_advance_to(&w->clk, t_ns);
+			return 1;
+		}
+		rc = world_block(w, wall0_ns, timeout_ns);
+		if (rc < 0)
+			return rc;
+		if (rc == 2)
+			return 1;
+		if (rc == 0)
+			break;
+	}
+	vclock_catch_up(&w->clk, deadline_ns);
+	return 0;
+}
+
+void hca_sleep(hca_world *w, uint64_t d_ns)
+{
+	assert(w);
+	HLOG(w, "sim", "sleep", "ns=%llu", (unsigned long long)d_ns);
+	world_pass_time(w, d_ns);
+}
+
+int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg)
+{
+	if (!w || !fn)
+		return -EINVAL;
+	if (w->n_progress >= HCA_PROGRESS_MAX)
+		return -ENOSPC;
+	w->progress[w->n_progress++] = (struct progress){ .fn = fn, .arg = arg };
+	return 0;
+}
+
+/* ---- world -------------------------------------------------------------------------------- */
+
+static const struct hca_backend_ops *backend_ops(enum hca_backend_kind kind)
+{
+	switch (kind) {
+	case HCA_BACKEND_MODEL:
+		return &hca_model_ops;
+	case HCA_BACKEND_VERBS:
+		return &hca_verbs_ops;
+	default:
+		return NULL;
+	}
+}
+
+int hca_world_new(enum hca_backend_kind kind, const struct hca_cost *cost,
+		  const struct hca_verbs_opts *vopts, evlog *ev, hca_world **out)
+{
+	const struct hca_backend_ops *ops = backend_ops(kind);
+	hca_world *w;
+	int rc;
+
+	if (!out || !ops || (cost && cost->link_bytes_per_s == 0))
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->kind = kind;
+	w->ops = ops;
+	w->ev = ev;
+	if (cost)
+		w->cost = *cost;
+	else
+		hca_cost_defaults(&w->cost);
+	vclock_init(&w->clk);
+	rc = ops->world_init(w, vopts);
+	if (rc < 0) {
+		free(w);
+		return rc;
+	}
+	HLOG(w, "sim", "hca_world", "backend=%s", ops->name);
+	*out = w;
+	return 0;
+}
+
+static void ep_free(hca_ep *ep);
+static void mr_unlink(hca_mr *mr);
+
+void hca_world_free(hca_world *w)
+{
+	if (!w)
+		return;
+	/* Leftovers of an unclean teardown: release them without logging (the log may be
+	 * closed already). */
+	while (w->eps) {
+		hca_ep *ep = w->eps;
+
+		while (ep->mrs) {
+			hca_mr *mr = ep->mrs;
+
+			w->ops->dereg_mr(mr);
+			mr_unlink(mr);
+			free(mr);
+		}
+		w->eps = ep->next;
+		w->ops->ep_destroy(ep);
+		ep_free(ep);
+	}
+	while (w->listeners) {
+		hca_listener *l = w->listeners;
+
+		w->listeners = l->next;
+		w->ops->listener_close(l);
+		ep_free(l->spare);
+		free(l->addr);
+		free(l);
+	}
+	w->ops->world_fini(w);
+	free(w);
+}
+
+/* ---- endpoints ---------------------------------------------------------------------------- */
+
+static hca_ep *ep_alloc(hca_world *w, const char *side)
+{
+	hca_ep *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return NULL;
+	ep->w = w;
+	strcpy(ep->side, side);
+	ep->err_ns = HCA_NO_ERROR;
+	if (ring_init(&ep->arrivals, sizeof(uint64_t), 16) != 0 ||
+	    ring_init(&ep->cm, sizeof(struct hca_cm_event), 8) != 0) {
+		ep_free(ep);
+		return NULL;
+	}
+	return ep;
+}
+
+static void ep_free(hca_ep *ep)
+{
+	if (!ep)
+		return;
+	ring_fini(&ep->sends);
+	ring_fini(&ep->arrivals);
+	ring_fini(&ep->cq[HCA_CQ_SEND]);
+	ring_fini(&ep->cq[HCA_CQ_RECV]);
+	ring_fini(&ep->cm);
+	free(ep);
+}
+
+static void ep_link(hca_ep *ep)
+{
+	hca_ep **pp = &ep->w->eps;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = ep;
+	ep->next = NULL;
+	ep->w->n_eps++;
+}
+
+static void ep_unlink(hca_ep *ep)
+{
+	for (hca_ep **pp = &ep->w->eps; *pp; pp = &(*pp)->next) {
+		if (*pp == ep) {
+			*pp = ep->next;
+			ep->next = NULL;
+			assert(ep->w->n_eps > 0);
+			ep->w->n_eps--;
+			return;
+		}
+	}
+	assert(!"endpoint not in its world");
+}
+
+int hca_ep_create(hca_world *w, const char *side, const char *addr, hca_ep **out)
+{
+	hca_ep *ep;
+	int rc;
+
+	if (!w || !is_side(side) || !is_addr(addr) || !out)
+		return -EINVAL;
+	ep = ep_alloc(w, side);
+	if (!ep)
+		return -ENOMEM;
+	ep_link(ep);
+	rc = w->ops->ep_create(ep, addr);
+	HLOG(w, side, "ep_create", "addr=%s rc=%d", addr, rc);
+	if (rc < 0) {
+		ep_unlink(ep);
+		ep_free(ep);
+		return rc;
+	}
+	*out = ep;
+	return 0;
+}
+
+static bool caps_ok(const struct hca_qp_caps *c)
+{
+	return c && c->max_send_wr >= 1 && c->max_send_wr <= HCA_WR_MAX && c->max_recv_wr >= 1 &&
+	       c->max_recv_wr <= HCA_WR_MAX;
+}
+
+int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
+{
+	int rc;
+
+	if (!ep || ep->setup || !caps_ok(caps))
+		return -EINVAL;
+	if (ring_init(&ep->sends, sizeof(struct posted_send), caps->max_send_wr) != 0 ||
+	    ring_init(&ep->cq[HCA_CQ_SEND], sizeof(struct hca_wc), caps->max_send_wr) != 0 ||
+	    ring_init(&ep->cq[HCA_CQ_RECV], sizeof(struct hca_wc), caps->max_recv_wr) != 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = ep->w->ops->ep_setup(ep, caps);
+out:
+	HLOG(ep->w, ep->side, "ep_setup", "send_wr=%u recv_wr=%u rc=%d", caps->max_send_wr,
+	     caps->max_recv_wr, rc);
+	if (rc < 0) {
+		ring_fini(&ep->sends);
+		ring_fini(&ep->cq[HCA_CQ_SEND]);
+		ring_fini(&ep->cq[HCA_CQ_RECV]);
+		return rc;
+	}
+	ep->caps = *caps;
+	ep->setup = true;
+	return 0;
+}
+
+void hca_ep_destroy(hca_ep *ep)
+{
+	hca_world *w;
+
+	if (!ep)
+		return;
+	w = ep->w;
+	assert(ep->n_mrs == 0 && "deregister every MR before hca_ep_destroy");
+	HLOG(w, ep->side, "ep_destroy", "send_outstanding=%u", ep->send_outstanding);
+	ep_unlink(ep);
+	w->ops->ep_destroy(ep);
+	ep_free(ep);
+	world_drain(w);               /* the peer's DISCONNECTED is logged now */
+}
+
+/* ---- connection management ---------------------------------------------------------------- */
+
+int hca_listen(hca_world *w, const char *side, const char *addr, hca_listener **out)
+{
+	hca_listener *l;
+	int rc;
+
+	if (!w || !is_side(side) || !is_addr(addr) || !out)
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->w = w;
+	strcpy(l->side, side);
+	l->addr = strdup(addr);
+	rc = l->addr ? w->ops->listen(l, addr) : -ENOMEM;
+	HLOG(w, side, "listen", "addr=%s rc=%d", addr, rc);
+	if (rc < 0) {
+		free(l->addr);
+		free(l);
+		return rc;
+	}
+	l->next = w->listeners;
+	w->listeners = l;
+	w->n_listeners++;
+	*out = l;
+	return 0;
+}
+
+int hca_listener_poll(hca_listener *l, hca_ep **ep, struct hca_cm_event *req)
+{
+	int rc;
+
+	if (!l || !ep || !req)
+		return -EINVAL;
+	if (!l->spare) {
+		l->spare = ep_alloc(l->w, l->side);
+		if (!l->spare)
+			return -ENOMEM;
+	}
+	rc = l->w->ops->listener_poll(l, l->spare, req);
+	if (rc <= 0)
+		return rc;
+	*ep = l->spare;
+	l->spare = NULL;
+	ep_link(*ep);
+	HLOG(l->w, l->side, "connect_request", "pdata_len=%u", req->pdata_len);
+	return 1;
+}
+
+struct listener_wait {
+	hca_listener *l;
+	hca_ep **ep;
+	struct hca_cm_event *req;
+};
+
+static int listener_check(void *arg)
+{
+	struct listener_wait *lw = arg;
+
+	return hca_listener_poll(lw->l, lw->ep, lw->req);
+}
+
+int hca_listener_wait(hca_listener *l, uint64_t timeout_ns, hca_ep **ep,
+		      struct hca_cm_event *req)
+{
+	struct listener_wait lw = { .l = l, .ep = ep, .req = req };
+
+	if (!l || !ep || !req)
+		return -EINVAL;
+	return world_wait(l->w, timeout_ns, listener_check, &lw);
+}
+
+void hca_listener_close(hca_listener *l)
+{
+	hca_world *w;
+
+	if (!l)
+		return;
+	w = l->w;
+	HLOG(w, l->side, "listener_close", "addr=%s", l->addr);
+	for (hca_listener **pp = &w->listeners; *pp; pp = &(*pp)->next) {
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	}
+	assert(w->n_listeners > 0);
+	w->n_listeners--;
+	w->ops->listener_close(l);
+	ep_free(l->spare);
+	free(l->addr);
+	free(l);
+	world_drain(w);
+}
+
+static bool conn_params_ok(const struct hca_conn_params *p, size_t pdata_max)
+{
+	return p && p->private_data_len <= pdata_max && (p->private_data || !p->private_data_len);
+}
+
+/* Consume CM events until one ends the connect: 1 ESTABLISHED, <0 failure, 0 none yet. */
+static int connect_event_rc(const struct hca_cm_event *ev)
+{
+	switch (ev->type) {
+	case HCA_CM_ESTABLISHED:
+		return 1;
+	case HCA_CM_REJECTED:
+		return -ECONNREFUSED;
+	case HCA_CM_UNREACHABLE:
+	case HCA_CM_ADDR_ERROR:
+	case HCA_CM_ROUTE_ERROR:
+		return -EHOSTUNREACH;
+	case HCA_CM_CONNECT_ERROR:
+		return -ECONNABORTED;
+	case HCA_CM_DISCONNECTED:
+		return -ECONNRESET;
+	case HCA_CM_DEVICE_REMOVAL:
+		return -ENODEV;
+	default:
+		return 0;               /* not about this connect: dropped */
+	}
+}
+
+struct connect_wait {
+	hca_ep *ep;
+	struct hca_cm_event *reply;
+};
+
+static int connect_check(void *arg)
+{
+	struct connect_wait *cw = arg;
+	struct ring *q = &cw->ep->cm;
+
+	while (q->len > 0) {
+		struct hca_cm_event ev;
+		int rc;
+
+		ring_pop(q, &ev);
+		rc = connect_event_rc(&ev);
+		if (rc > 0 && cw->reply)
+			*cw->reply = ev;
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int hca_connect(hca_ep *ep, const struct hca_conn_params *p, uint64_t timeout_ns,
+		struct hca_cm_event *reply)
+{
+	struct connect_wait cw = { .ep = ep, .reply = reply };
+	int rc;
+
+	if (!ep || !conn_params_ok(p, HCA_REQ_PDATA_MAX))
+		return -EINVAL;
+	HLOG(ep->w, ep->side, "connect", "pdata_len=%u retry=%u rnr_retry=%u",
+	     p->private_data_len, p->retry_count, p->rnr_retry_count);
+	rc = ep->w->ops->connect(ep, p);
+	if (rc == 0) {
+		rc = world_wait(ep->w, timeout_ns, connect_check, &cw);
+		rc = rc == 0 ? -ETIMEDOUT : rc;
+		rc = rc > 0 ? 0 : rc;
+	}
+	HLOG(ep->w, ep->side, "connect_done", "rc=%d", rc);
+	return rc;
+}
+
+int hca_accept(hca_ep *ep, const struct hca_conn_params *p)
+{
+	int rc;
+
+	if (!ep || !conn_params_ok(p, HCA_PDATA_MAX))
+		return -EINVAL;
+	rc = ep->w->ops->accept(ep, p);
+	HLOG(ep->w, ep->side, "accept", "pdata_len=%u rnr_retry=%u rc=%d", p->private_data_len,
+	     p->rnr_retry_count, rc);
+	world_drain(ep->w);
+	return rc;
+}
+
+int hca_reject(hca_ep *ep)
+{
+	int rc;
+
+	if (!ep)
+		return -EINVAL;
+	rc = ep->w->ops->reject(ep);
+	HLOG(ep->w, ep->side, "reject", "rc=%d", rc);
+	world_drain(ep->w);
+	return rc;
+}
+
+int hca_ep_poll_event(hca_ep *ep, struct hca_cm_event *ev)
+{
+	if (!ep || !ev)
+		return -EINVAL;
+	world_drain(ep->w);
+	if (ep->cm.len == 0)
+		return 0;
+	ring_pop(&ep->cm, ev);
+	return 1;
+}
+
+int hca_disconnect(hca_ep *ep)
+{
+	int rc;
+
+	if (!ep)
+		return -EINVAL;
+	rc = ep->w->ops->disconnect(ep);
+	if (rc == 0 && ep->setup)       /* rdma_disconnect moves its own QP to ERR at once */
+		ep->err_ns = min_u64(ep->err_ns, now_ns(ep->w));
+	HLOG(ep->w, ep->side, "disconnect", "rc=%d", rc);
+	world_drain(ep->w);
+	return rc;
+}
+
+/* ---- memory registration ------------------------------------------------------------------ */
+
+static void mr_unlink(hca_mr *mr)
+{
+	hca_ep *ep = mr->ep;
+
+	if (mr->prev)
+		mr->prev->next = mr->next;
+	else
+		ep->mrs = mr->next;
+	if (mr->next)
+		mr->next->prev = mr->prev;
+	assert(ep->n_mrs > 0 && ep->w->n_mrs > 0);
+	ep->n_mrs--;
+	ep->w->n_mrs--;
+}
+
+static uint64_t reg_cost_ns(const struct hca_cost *c, uint64_t addr, uint64_t len)
+{
+	uint64_t pages = (addr + len - 1) / HCA_PAGE_BYTES - addr / HCA_PAGE_BYTES + 1;
+	uint64_t per_page_ns = pages > UINT64_MAX / (c->reg_per_page_ns ? c->reg_per_page_ns : 1)
+				       ? UINT64_MAX
+				       : pages * c->reg_per_page_ns;
+
+	return sat_add(c->reg_fixed_ns, per_page_ns);
+}
+
+int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out)
+{
+	const int known = HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ;
+	char wbuf[HCA_LOG_FIELD_MAX], lbuf[16], rbuf[16];
+	hca_mr *mr;
+	int rc;
+
+	if (!ep || !out || len == 0 || addr > UINT64_MAX - len || (access & ~known))
+		return -EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	*mr = (struct hca_mr){ .ep = ep, .addr = addr, .len = len, .access = access };
+	rc = ep->w->ops->reg_mr(mr, access);
+	if (rc < 0) {
+		HLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x rc=%d",
+		     where_str(ep, addr, len, wbuf, sizeof(wbuf)), (unsigned long long)len, access, rc);
+		free(mr);
+		return rc;
+	}
+	mr->next = ep->mrs;
+	if (ep->mrs)
+		ep->mrs->prev = mr;
+	ep->mrs = mr;
+	ep->n_mrs++;
+	ep->w->n_mrs++;
+	HLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x lkey=%s rkey=%s",
+	     where_str(ep, addr, len, wbuf, sizeof(wbuf)), (unsigned long long)len, access,
+	     key_str(ep->w, mr->lkey, lbuf, sizeof(lbuf)), key_str(ep->w, mr->rkey, rbuf, sizeof(rbuf)));
+	world_pass_time(ep->w, reg_cost_ns(&ep->w->cost, addr, len));
+	*out = mr;
+	return 0;
+}
+
+int hca_dereg_mr(hca_mr *mr)
+{
+	char wbuf[HCA_LOG_FIELD_MAX], rbuf[16];
+	hca_ep *ep;
+	int rc;
+
+	if (!mr)
+		return -EINVAL;
+	ep = mr->ep;
+	rc = ep->w->ops->dereg_mr(mr);
+	HLOG(ep->w, ep->side, "dereg_mr", "%s len=%llu rkey=%s rc=%d",
+	     where_str(ep, mr->addr, mr->len, wbuf, sizeof(wbuf)), (unsigned long long)mr->len,
+	     key_str(ep->w, mr->rkey, rbuf, sizeof(rbuf)), rc);
+	if (rc < 0)
+		return rc;
+	mr_unlink(mr);
+	free(mr);
+	world_pass_time(ep->w, ep->w->cost.dereg_fixed_ns);
+	return 0;
+}
+
+/* ---- data path ---------------------------------------------------------------------------- */
+
+/* Occupy the outgoing link for len bytes: the WR's virtual completion (and delivery) time.
+ * A WR posted on a QP known to be in error never reaches the wire: it completes now. */
+static uint64_t ep_charge_link(hca_ep *ep, uint32_t len)
+{
+	const struct hca_cost *c = &ep->w->cost;
+	uint64_t now = now_ns(ep->w);
+	uint64_t start_ns, wire_ns;
+
+	if (ep->err_ns != HCA_NO_ERROR)
+		return now;
+	start_ns = max_u64(now, ep->link_free_ns);
+	/* len < 2^32, so len * 1e9 < 2^62: no overflow */
+	wire_ns = sat_add(c->wr_overhead_ns, (uint64_t)len * VCLOCK_NS_PER_S / c->link_bytes_per_s);
+	ep->link_free_ns = sat_add(start_ns, wire_ns);
+	return sat_add(ep->link_free_ns, c->msg_latency_ns);
+}
+
+static void log_post_send(hca_ep *ep, const struct hca_send_wr *wr)
+{
+	char kbuf[16];
+
+	if (wr->opcode == HCA_WR_RDMA_WRITE)
+		HLOG(ep->w, ep->side, "post_send", "op=write wr_id=0x%llx len=%u rkey=%s",
+		     (unsigned long long)wr->wr_id, wr->length,
+		     key_str(ep->w, wr->rkey, kbuf, sizeof(kbuf)));
+	else
+		HLOG(ep->w, ep->side, "post_send", "op=send wr_id=0x%llx len=%u",
+		     (unsigned long long)wr->wr_id, wr->length);
+}
+
+int hca_post_send(hca_ep *ep, const struct hca_send_wr *wr)
+{
+	hca_ep *peer = NULL;
+	uint64_t link_free_ns;
+	struct posted_send ps;
+	int rc;
+
+	if (!ep || !wr || !ep->setup || !wr->signaled ||
+	    (wr->opcode != HCA_WR_SEND && wr->opcode != HCA_WR_RDMA_WRITE))
+		return -EINVAL;
+	if (ep->send_outstanding >= ep->caps.max_send_wr)
+		return -ENOMEM;
+	if (wr->opcode == HCA_WR_SEND && ep->err_ns == HCA_NO_ERROR)
+		peer = ep->w->ops->peer(ep);
+	if (peer && ring_reserve(&peer->arrivals, 1) != 0)
+		return -ENOMEM;
+	link_free_ns = ep->link_free_ns;
+	ps = (struct posted_send){ .wr_id = wr->wr_id, .len = wr->length,
+				   .done_ns = ep_charge_link(ep, wr->length),
+				   .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND
+								       : HCA_WC_OP_RDMA_WRITE };
+	ring_push(&ep->sends, &ps);   /* sends.len <= send_outstanding < max_send_wr = cap */
+	if (peer)
+		ring_push(&peer->arrivals, &ps.done_ns);
+	rc = ep->w->ops->post_send(ep, wr);
+	if (rc < 0) {
+		ep->link_free_ns = link_free_ns;
+		ring_drop_back(&ep->sends);
+		if (peer)
+			ring_drop_back(&peer->arrivals);
+		HLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d",
+		     (unsigned long long)wr->wr_id, rc);
+		return rc;
+	}
+	ep->send_outstanding++;
+	log_post_send(ep, wr);
+	world_drain(ep->w);
+	return 0;
+}
+
+int hca_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey)
+{
+	int rc;
+
+	if (!ep || !ep->setup)
+		return -EINVAL;
+	if (ep->recv_outstanding >= ep->caps.max_recv_wr)
+		return -ENOMEM;
+	rc = ep->w->ops->post_recv(ep, wr_id, addr, len, lkey);
+	HLOG(ep->w, ep->side, "post_recv", "wr_id=0x%llx len=%u rc=%d", (unsigned long long)wr_id,
+	     len, rc);
+	if (rc < 0)
+		return rc;
+	ep->recv_outstanding++;
+	ep->recv_raw++;
+	world_drain(ep->w);
+	return 0;
+}
+
+/* Pop the head of (ep, cq) if it is visible now: 1 and *wc, else 0. */
+static int ep_pop_visible(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
+{
+	struct ring *q = &ep->cq[cq];
+
+	if (q->len == 0 || ((const struct hca_wc *)ring_at(q, 0))->t_ns > now_ns(ep->w))
+		return 0;
+	ring_pop(q, wc);
+	if (cq == HCA_CQ_SEND) {
+		assert(ep->send_outstanding > 0);
+		ep->send_outstanding--;
+	} else {
+		assert(ep->recv_outstanding > 0);
+		ep->recv_outstanding--;
+	}
+	HLOG(ep->w, ep->side, "wc", "wr_id=0x%llx op=%s status=%s len=%u",
+	     (unsigned long long)wc->wr_id, wc_op_str(wc->opcode), hca_wc_status_name(wc->status),
+	     wc->byte_len);
+	return 1;
+}
+
+int hca_poll(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
+{
+	int rc;
+
+	if (!ep || !wc || !ep->setup || (cq != HCA_CQ_SEND && cq != HCA_CQ_RECV))
+		return -EINVAL;
+	rc = world_drain(ep->w);
+	if (rc < 0)
+		return rc;
+	return ep_pop_visible(ep, cq, wc);
+}
+
+struct cq_wait {
+	hca_ep *ep;
+	enum hca_cq_kind cq;
+	struct hca_wc *wc;
+};
+
+static int cq_check(void *arg)
+{
+	struct cq_wait *cw = arg;
+	const struct ring *q = &cw->ep->cm;
+
+	if (ep_pop_visible(cw->ep, cw->cq, cw->wc))
+		return 1;
+	for (size_t i = 0; i < q->len; i++) {
+		const struct hca_cm_event *ev = ring_at(q, i);
+
+		if (ev->type == HCA_CM_DISCONNECTED)
+			return -ECONNRESET;
+		if (ev->type == HCA_CM_DEVICE_REMOVAL)
+			return -ENODEV;
+	}
+	return 0;
+}
+
+int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc *wc)
+{
+	struct cq_wait cw = { .ep = ep, .cq = cq, .wc = wc };
+	int rc;
+
+	if (!ep || !wc || !ep->setup || (cq != HCA_CQ_SEND && cq != HCA_CQ_RECV))
+		return -EINVAL;
+	rc = world_wait(ep->w, timeout_ns, cq_check, &cw);
+	if (rc == 0)
+		HLOG(ep->w, ep->side, "wait_timeout", "cq=%s ns=%llu",
+		     cq == HCA_CQ_SEND ? "send" : "recv", (unsigned long long)timeout_ns);
+	else if (rc < 0)
+		HLOG(ep->w, ep->side, "wait_error", "cq=%s rc=%d", cq == HCA_CQ_SEND ? "send" : "recv",
+		     rc);
+	return rc;
+}
+
+int hca_qp_to_error(hca_ep *ep)
+{
+	int rc;
+
+	if (!ep || !ep->setup)
+		return -EINVAL;
+	ep->err_ns = min_u64(ep->err_ns, now_ns(ep->w));
+	rc = ep->w->ops->qp_to_error(ep);
+	HLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
+	world_drain(ep->w);
+	return rc;
+}

@@ -1,0 +1,719 @@
+/* Unit tests of the simulated HCA (transport/hca_model.c) through the seam: connection
+ * management, the error statuses and flush rules of verbs-facts.md, who sees what, and
+ * data really moving (plain buffers and guest memories). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/mem.h"
+#include "transport/hca.h"
+
+#define MIB (1024u * 1024u)
+#define BUF_BYTES (4u * MIB)
+#define MR_OFF MIB                    /* the destination MR: [1 MiB, 2 MiB) of its buffer */
+#define CTL_OFF (3u * MIB)            /* RECV buffers live here, in a LOCAL_WRITE MR */
+#define ADDR "model:7"
+#define TIMEOUT_NS (10ull * VCLOCK_NS_PER_S)
+#define SETTLE_NS (100ull * VCLOCK_NS_PER_MS)
+#define FILL_SRC 0x55
+#define FILL_DST 0xaa
+
+struct conn {
+	hca_world *w;
+	hca_listener *l;
+	hca_ep *src, *dst;
+	struct hca_qp_caps caps;
+	uint8_t connect_rnr, accept_rnr, retry;
+	bool reject;
+	struct hca_cm_event req, reply;
+	unsigned char *sbuf, *dbuf;
+	hca_mr *smr, *dmr, *dctl;
+	hca_mr *extra;                /* a test's own MR, deregistered by conn_close */
+};
+
+static int accept_progress(void *arg)
+{
+	struct conn *c = arg;
+	struct hca_conn_params cp = { .private_data = "ECHO1234", .private_data_len = 8,
+				      .rnr_retry_count = c->accept_rnr, .responder_resources = 2 };
+	hca_ep *ep;
+	int rc;
+
+	if (c->dst)
+		return -1;
+	rc = hca_listener_poll(c->l, &ep, &c->req);
+	if (rc <= 0)
+		return rc;
+	c->dst = ep;
+	if (c->reject) {
+		assert_int_equal(hca_reject(ep), 0);
+		return 1;
+	}
+	assert_int_equal(hca_ep_setup(ep, &c->caps), 0);
+	assert_int_equal(hca_accept(ep, &cp), 0);
+	return 1;
+}
+
+static int conn_connect(struct conn *c, const char *addr)
+{
+	struct hca_conn_params cp = { .private_data = "SRCCAPS!", .private_data_len = 8,
+				      .initiator_depth = 2, .retry_count = c->retry,
+				      .rnr_retry_count = c->connect_rnr };
+
+	c->caps = (struct hca_qp_caps){ .max_send_wr = 16, .max_recv_wr = 8, .max_send_sge = 1,
+					.max_recv_sge = 1, .cq_entries = 24 };
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &c->w), 0);
+	assert_int_equal(hca_world_add_progress(c->w, accept_progress, c), 0);
+	assert_int_equal(hca_listen(c->w, "dst", ADDR, &c->l), 0);
+	assert_int_equal(hca_ep_create(c->w, "src", addr, &c->src), 0);
+	assert_int_equal(hca_ep_setup(c->src, &c->caps), 0);
+	return hca_connect(c->src, &cp, TIMEOUT_NS, &c->reply);
+}
+
+/* Connected, with buffers registered: src 4 MiB of FILL_SRC (LOCAL_WRITE); dst 4 MiB of
+ * FILL_DST with a REMOTE_WRITE MR on [1, 2) MiB and a LOCAL_WRITE MR on [3, 4) MiB. */
+static void conn_open(struct conn *c, uint8_t retry, uint8_t connect_rnr, uint8_t accept_rnr)
+{
+	struct hca_cm_event ev;
+
+	memset(c, 0, sizeof(*c));
+	c->retry = retry;
+	c->connect_rnr = connect_rnr;
+	c->accept_rnr = accept_rnr;
+	assert_int_equal(conn_connect(c, ADDR), 0);
+	assert_int_equal(hca_ep_poll_event(c->dst, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_ESTABLISHED);
+	c->sbuf = malloc(BUF_BYTES);
+	c->dbuf = malloc(BUF_BYTES);
+	assert_non_null(c->sbuf);
+	assert_non_null(c->dbuf);
+	memset(c->sbuf, FILL_SRC, BUF_BYTES);
+	memset(c->dbuf, FILL_DST, BUF_BYTES);
+	assert_int_equal(hca_reg_mr(c->src, (uint64_t)(uintptr_t)c->sbuf, BUF_BYTES,
+				    HCA_ACCESS_LOCAL_WRITE, &c->smr), 0);
+	assert_int_equal(hca_reg_mr(c->dst, (uint64_t)(uintptr_t)c->dbuf + MR_OFF, MIB,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &c->dmr), 0);
+	assert_int_equal(hca_reg_mr(c->dst, (uint64_t)(uintptr_t)c->dbuf + CTL_OFF, MIB,
+				    HCA_ACCESS_LOCAL_WRITE, &c->dctl), 0);
+}
+
+static void conn_close(struct conn *c)
+{
+	hca_mr *mrs[] = { c->smr, c->dmr, c->dctl, c->extra };
+
+	for (size_t i = 0; i < sizeof(mrs) / sizeof(mrs[0]); i++)
+		if (mrs[i])
+			assert_int_equal(hca_dereg_mr(mrs[i]), 0);
+	hca_ep_destroy(c->src);
+	hca_ep_destroy(c->dst);
+	hca_listener_close(c->l);
+	assert_int_equal(hca_world_live_objects(c->w), 0);
+	hca_world_free(c->w);
+	free(c->sbuf);
+	free(c->dbuf);
+}
+
+static uint64_t saddr(struct conn *c, uint64_t off) { return (uint64_t)(uintptr_t)c->sbuf + off; }
+static uint64_t daddr(struct conn *c, uint64_t off) { return (uint64_t)(uintptr_t)c->dbuf + off; }
+
+static void post_write(struct conn *c, uint64_t wr_id, uint64_t dst_off, uint32_t len, uint32_t rkey)
+{
+	struct hca_send_wr wr = { .wr_id = wr_id, .opcode = HCA_WR_RDMA_WRITE,
+				  .local_addr = saddr(c, 0), .length = len, .lkey = hca_mr_lkey(c->smr),
+				  .remote_addr = daddr(c, dst_off), .rkey = rkey, .signaled = true };
+	assert_int_equal(hca_post_send(c->src, &wr), 0);
+}
+
+static void post_send_msg(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, hca_mr *mr)
+{
+	struct hca_send_wr wr = { .wr_id = wr_id, .opcode = HCA_WR_SEND, .local_addr = addr,
+				  .length = len, .lkey = hca_mr_lkey(mr), .signaled = true };
+	assert_int_equal(hca_post_send(ep, &wr), 0);
+}
+
+static void post_dst_recvs(struct conn *c, uint64_t first_wr_id, int n, uint32_t len)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(hca_post_recv(c->dst, first_wr_id + (uint64_t)i,
+					       daddr(c, CTL_OFF + (uint64_t)i * 4096), len,
+					       hca_mr_lkey(c->dctl)), 0);
+}
+
+static void post_src_recvs(struct conn *c, uint64_t first_wr_id, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(hca_post_recv(c->src, first_wr_id + (uint64_t)i,
+					       saddr(c, 3 * MIB + (uint64_t)i * 4096), 4096,
+					       hca_mr_lkey(c->smr)), 0);
+}
+
+/* Wait for the next completion on (ep, cq) and check it. */
+static void expect_wc(hca_ep *ep, enum hca_cq_kind cq, uint64_t wr_id, int status)
+{
+	struct hca_wc wc;
+
+	assert_int_equal(hca_wait(ep, cq, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, wr_id);
+	assert_string_equal(hca_wc_status_name(wc.status), hca_wc_status_name(status));
+}
+
+/* Let time pass, then nothing may be on either CQ of ep nor among its CM events. */
+static void expect_nothing(struct conn *c, hca_ep *ep)
+{
+	struct hca_wc wc;
+	struct hca_cm_event ev;
+
+	hca_sleep(c->w, SETTLE_NS);
+	assert_int_equal(hca_poll(ep, HCA_CQ_SEND, &wc), 0);
+	assert_int_equal(hca_poll(ep, HCA_CQ_RECV, &wc), 0);
+	assert_int_equal(hca_ep_poll_event(ep, &ev), 0);
+}
+
+static bool all_bytes(const unsigned char *p, size_t n, unsigned char v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* ---- connection management ---------------------------------------------------------------- */
+
+static void test_connect_private_data(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	/* padded as rdma_cm pads on RoCE; the first bytes are exact */
+	assert_int_equal(c.req.type, HCA_CM_CONNECT_REQUEST);
+	assert_int_equal(c.req.pdata_len, 56);
+	assert_memory_equal(c.req.pdata, "SRCCAPS!", 8);
+	assert_int_equal(c.req.pdata[8], 0);
+	assert_int_equal(c.reply.type, HCA_CM_ESTABLISHED);
+	assert_int_equal(c.reply.pdata_len, 196);
+	assert_memory_equal(c.reply.pdata, "ECHO1234", 8);
+	assert_string_equal(hca_ep_device(c.dst), "model0");
+	/* distinct, deterministic keys: the first MR of a world gets the same keys every run */
+	assert_int_equal(hca_mr_lkey(c.smr), 0x200);
+	assert_int_equal(hca_mr_rkey(c.smr), 0x201);
+	assert_int_not_equal(hca_mr_rkey(c.dmr), hca_mr_rkey(c.dctl));
+	conn_close(&c);
+}
+
+static void test_connect_failures(void **state)
+{
+	struct conn c;
+	hca_listener *dup;
+	(void)state;
+
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(conn_connect(&c, "model:nobody"), -EHOSTUNREACH);
+	assert_int_equal(hca_listen(c.w, "dst", ADDR, &dup), -EADDRINUSE);
+	assert_null(c.dst);
+	conn_close(&c);
+
+	memset(&c, 0, sizeof(c));
+	c.reject = true;
+	assert_int_equal(conn_connect(&c, ADDR), -ECONNREFUSED);
+	assert_non_null(c.dst);
+	conn_close(&c);
+}
+
+static void test_connect_times_out_without_acceptor(void **state)
+{
+	struct hca_conn_params cp = { .retry_count = 5 };
+	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
+	hca_world *w;
+	hca_listener *l;
+	hca_ep *ep;
+	(void)state;
+
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &w), 0);
+	assert_int_equal(hca_listen(w, "dst", ADDR, &l), 0);     /* nobody polls it */
+	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_setup(ep, &caps), 0);
+	assert_int_equal(hca_connect(ep, &cp, 3000, NULL), -ETIMEDOUT);
+	assert_int_equal(vclock_now_ns(hca_world_clock(w)), 3000);
+	hca_ep_destroy(ep);                /* withdraws the request */
+	hca_listener_close(l);
+	assert_int_equal(hca_world_live_objects(w), 0);
+	hca_world_free(w);
+}
+
+/* ---- RDMA WRITE --------------------------------------------------------------------------- */
+
+static void test_write_copies_exactly_the_range(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	for (uint32_t i = 0; i < 8192; i++)
+		c.sbuf[i] = (unsigned char)(i * 7);
+	post_write(&c, 1, MR_OFF + 100, 8192, hca_mr_rkey(c.dmr));
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	assert_memory_equal(c.dbuf + MR_OFF + 100, c.sbuf, 8192);
+	assert_true(all_bytes(c.dbuf, MR_OFF + 100, FILL_DST));
+	assert_true(all_bytes(c.dbuf + MR_OFF + 100 + 8192, BUF_BYTES - MR_OFF - 100 - 8192, FILL_DST));
+	/* a WRITE exactly to the last byte of the MR is in bounds */
+	post_write(&c, 2, MR_OFF + MIB - 1, 1, hca_mr_rkey(c.dmr));
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_SUCCESS);
+	assert_int_equal(c.dbuf[MR_OFF + MIB - 1], c.sbuf[0]);
+	conn_close(&c);
+}
+
+enum bad_write { BAD_SPAN, BAD_PAST, BAD_EDGE, BAD_KEY, BAD_LKEY, BAD_PD, BAD_ACCESS, BAD_DEREG };
+
+/* verbs-facts §1: a bad WRITE, then a valid WRITE and a SEND queued behind it. */
+static void run_bad_write(enum bad_write kind)
+{
+	struct conn c;
+	uint64_t off = MR_OFF;
+	uint32_t len = 4096, rkey;
+
+	conn_open(&c, 5, 0, 0);
+	rkey = hca_mr_rkey(c.dmr);
+	post_src_recvs(&c, 20, 2);
+	post_dst_recvs(&c, 30, 4, 4096);
+	switch (kind) {
+	case BAD_SPAN: off = MR_OFF + MIB / 2; len = 2 * MIB; break;
+	case BAD_PAST: off = MR_OFF + MIB + 4096; break;
+	case BAD_EDGE: off = MR_OFF + MIB - 100; len = 200; break;
+	case BAD_KEY: rkey = hca_mr_rkey(c.dmr) + 0x40; break;
+	case BAD_LKEY: rkey = hca_mr_lkey(c.dmr); break;
+	case BAD_PD:                       /* same range, same access, but the source's PD */
+		assert_int_equal(hca_reg_mr(c.src, daddr(&c, MR_OFF), MIB,
+					    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &c.extra), 0);
+		rkey = hca_mr_rkey(c.extra);
+		break;
+	case BAD_ACCESS: rkey = hca_mr_rkey(c.dctl); off = CTL_OFF; break;
+	case BAD_DEREG:
+		assert_int_equal(hca_dereg_mr(c.dmr), 0);
+		c.dmr = NULL;
+		break;
+	}
+	post_write(&c, 1, off, len, rkey);
+	post_write(&c, 2, MR_OFF, 4096, rkey);
+	post_send_msg(c.src, 3, saddr(&c, 0), 64, c.smr);
+	/* requester: the error, then every other outstanding WR flushed, each queue in order */
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_REM_ACCESS_ERR);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(c.src, HCA_CQ_SEND, 3, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(c.src, HCA_CQ_RECV, 20, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(c.src, HCA_CQ_RECV, 21, HCA_WC_WR_FLUSH_ERR);
+	/* responder: only flushed RECVs, no CM event */
+	for (uint64_t i = 0; i < 4; i++)
+		expect_wc(c.dst, HCA_CQ_RECV, 30 + i, HCA_WC_WR_FLUSH_ERR);
+	expect_nothing(&c, c.dst);
+	/* not one byte anywhere in the 4 MiB around the MR */
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	/* both QPs are in error: new WRs are accepted and flushed at once */
+	post_send_msg(c.dst, 40, daddr(&c, CTL_OFF), 8, c.dctl);
+	expect_wc(c.dst, HCA_CQ_SEND, 40, HCA_WC_WR_FLUSH_ERR);
+	conn_close(&c);
+}
+
+static void test_write_out_of_bounds_span(void **state) { (void)state; run_bad_write(BAD_SPAN); }
+static void test_write_out_of_bounds_past(void **state) { (void)state; run_bad_write(BAD_PAST); }
+static void test_write_out_of_bounds_edge(void **state) { (void)state; run_bad_write(BAD_EDGE); }
+static void test_write_wrong_rkey(void **state) { (void)state; run_bad_write(BAD_KEY); }
+static void test_write_lkey_as_rkey(void **state) { (void)state; run_bad_write(BAD_LKEY); }
+static void test_write_rkey_of_other_pd(void **state) { (void)state; run_bad_write(BAD_PD); }
+static void test_write_without_remote_access(void **state) { (void)state; run_bad_write(BAD_ACCESS); }
+static void test_write_deregistered_rkey(void **state) { (void)state; run_bad_write(BAD_DEREG); }
+
+static void test_write_bad_local_key(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_src_recvs(&c, 20, 1);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_RDMA_WRITE, .local_addr = saddr(&c, 0),
+				  .length = 64, .lkey = hca_mr_lkey(c.dctl),   /* the peer's lkey */
+				  .remote_addr = daddr(&c, MR_OFF), .rkey = hca_mr_rkey(c.dmr),
+				  .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_LOC_PROT_ERR);
+	expect_wc(c.src, HCA_CQ_RECV, 20, HCA_WC_WR_FLUSH_ERR);
+	expect_nothing(&c, c.dst);         /* a local error: the responder stays RTS */
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+}
+
+/* ---- SEND / RECV -------------------------------------------------------------------------- */
+
+static void test_send_lands_in_the_head_recv(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_dst_recvs(&c, 30, 2, 4096);
+	memcpy(c.sbuf, "first", 5);
+	post_send_msg(c.src, 1, saddr(&c, 0), 5, c.smr);
+	memcpy(c.sbuf + 64, "second!", 7);
+	post_send_msg(c.src, 2, saddr(&c, 64), 7, c.smr);
+	assert_int_equal(hca_wait(c.dst, HCA_CQ_RECV, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 30);
+	assert_int_equal(wc.opcode, HCA_WC_OP_RECV);
+	assert_int_equal(wc.byte_len, 5);
+	assert_memory_equal(c.dbuf + CTL_OFF, "first", 5);
+	assert_int_equal(hca_wait(c.dst, HCA_CQ_RECV, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 31);
+	assert_int_equal(wc.byte_len, 7);
+	assert_memory_equal(c.dbuf + CTL_OFF + 4096, "second!", 7);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_SUCCESS);
+	conn_close(&c);
+}
+
+static void test_send_without_recv_rnr_zero(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);            /* QEMU: rnr_retry 0 */
+	post_src_recvs(&c, 20, 2);
+	uint64_t t0 = vclock_now_ns(hca_world_clock(c.w));
+	post_send_msg(c.src, 1, saddr(&c, 0), 64, c.smr);
+	post_write(&c, 2, MR_OFF, 4096, hca_mr_rkey(c.dmr));
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, HCA_WC_RNR_RETRY_EXC_ERR);
+	assert_true(wc.t_ns > t0);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(c.src, HCA_CQ_RECV, 20, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(c.src, HCA_CQ_RECV, 21, HCA_WC_WR_FLUSH_ERR);
+	/* the responder sees nothing and stays RTS: a RECV it posts now just waits */
+	post_dst_recvs(&c, 30, 1, 4096);
+	expect_nothing(&c, c.dst);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+}
+
+static void test_send_without_recv_rnr_seven_waits(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 0, 7);            /* the destination's accept gives the source rnr 7 */
+	post_send_msg(c.src, 1, saddr(&c, 0), 64, c.smr);
+	post_write(&c, 2, MR_OFF, 4096, hca_mr_rkey(c.dmr));
+	expect_nothing(&c, c.src);
+	assert_int_equal(hca_ep_send_outstanding(c.src), 2);
+	/* the WRITE behind the waiting SEND has not happened either */
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	post_dst_recvs(&c, 30, 1, 4096);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_SUCCESS);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_SUCCESS);
+	assert_true(all_bytes(c.dbuf + MR_OFF, 4096, FILL_SRC));
+	conn_close(&c);
+}
+
+static void test_rnr_retry_is_the_other_sides_value(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 7, 0);            /* connect says 7: that is the *destination's* rnr */
+	post_send_msg(c.dst, 1, daddr(&c, CTL_OFF), 8, c.dctl);
+	expect_nothing(&c, c.dst);         /* waits for a source RECV */
+	post_src_recvs(&c, 20, 1);
+	expect_wc(c.dst, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	expect_wc(c.src, HCA_CQ_RECV, 20, HCA_WC_SUCCESS);
+	post_send_msg(c.src, 2, saddr(&c, 0), 8, c.smr);   /* the source got accept's 0 */
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_RNR_RETRY_EXC_ERR);
+	conn_close(&c);
+}
+
+static void test_send_longer_than_recv(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_dst_recvs(&c, 30, 2, 64);
+	post_src_recvs(&c, 20, 1);
+	post_send_msg(c.src, 1, saddr(&c, 0), 100, c.smr);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_LOC_LEN_ERR);
+	expect_wc(c.dst, HCA_CQ_RECV, 31, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_REM_INV_REQ_ERR);
+	expect_wc(c.src, HCA_CQ_RECV, 20, HCA_WC_WR_FLUSH_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+}
+
+static void test_recv_into_read_only_mr(void **state)
+{
+	struct conn c;
+	hca_mr *ro;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	assert_int_equal(hca_reg_mr(c.dst, daddr(&c, 0), 4096, 0, &ro), 0);
+	assert_int_equal(hca_post_recv(c.dst, 30, daddr(&c, 0), 4096, hca_mr_lkey(ro)), 0);
+	post_send_msg(c.src, 1, saddr(&c, 0), 64, c.smr);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_LOC_PROT_ERR);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_REM_OP_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	assert_int_equal(hca_dereg_mr(ro), 0);
+	conn_close(&c);
+}
+
+/* ---- the error state ---------------------------------------------------------------------- */
+
+static void test_qp_to_error_flushes_in_posting_order(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 7);            /* SENDs wait in an RNR loop (verbs-facts §3a) */
+	post_src_recvs(&c, 20, 3);
+	for (uint64_t i = 1; i <= 4; i++)
+		post_send_msg(c.src, i, saddr(&c, 0), 64, c.smr);
+	assert_int_equal(hca_poll(c.src, HCA_CQ_SEND, &wc), 0);
+	assert_int_equal(hca_qp_to_error(c.src), 0);
+	for (uint64_t i = 0; i < 3; i++)
+		expect_wc(c.src, HCA_CQ_RECV, 20 + i, HCA_WC_WR_FLUSH_ERR);
+	for (uint64_t i = 1; i <= 4; i++)
+		expect_wc(c.src, HCA_CQ_SEND, i, HCA_WC_WR_FLUSH_ERR);
+	expect_nothing(&c, c.dst);         /* the peer sees nothing */
+	/* later WRs are accepted and flushed at once */
+	post_write(&c, 5, MR_OFF, 64, hca_mr_rkey(c.dmr));
+	expect_wc(c.src, HCA_CQ_SEND, 5, HCA_WC_WR_FLUSH_ERR);
+	post_src_recvs(&c, 23, 1);
+	expect_wc(c.src, HCA_CQ_RECV, 23, HCA_WC_WR_FLUSH_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	/* the peer finds out when it sends: nobody ACKs */
+	post_send_msg(c.dst, 40, daddr(&c, CTL_OFF), 8, c.dctl);
+	expect_wc(c.dst, HCA_CQ_SEND, 40, HCA_WC_RETRY_EXC_ERR);
+	conn_close(&c);
+}
+
+static void test_flush_is_visible_at_the_error_time(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_src_recvs(&c, 20, 1);
+	uint64_t t0 = vclock_now_ns(hca_world_clock(c.w));
+	post_write(&c, 1, MR_OFF + MIB, 64, hca_mr_rkey(c.dmr));   /* just past the end */
+	/* the RECV flush does not overtake the error that caused it */
+	assert_int_equal(hca_poll(c.src, HCA_CQ_RECV, &wc), 0);
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_REM_ACCESS_ERR);
+	assert_true(wc.t_ns > t0);
+	uint64_t t_err = wc.t_ns;
+	assert_int_equal(hca_poll(c.src, HCA_CQ_RECV, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc.t_ns, t_err);
+	conn_close(&c);
+}
+
+/* ---- disconnect --------------------------------------------------------------------------- */
+
+static void test_disconnect_delivery_rules(void **state)
+{
+	struct conn c;
+	struct hca_cm_event ev;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_src_recvs(&c, 20, 1);
+	post_dst_recvs(&c, 30, 1, 4096);
+	assert_int_equal(hca_disconnect(c.src), 0);
+	expect_wc(c.src, HCA_CQ_RECV, 20, HCA_WC_WR_FLUSH_ERR);   /* own QP to ERR at once */
+	assert_int_equal(hca_ep_poll_event(c.dst, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_DISCONNECTED);
+	assert_int_equal(ev.status, 0);
+	/* the initiator gets no DISCONNECTED of its own yet; the peer's RECVs are not flushed */
+	expect_nothing(&c, c.src);
+	expect_nothing(&c, c.dst);
+	/* a sender to the disconnected side: nobody ACKs */
+	post_send_msg(c.dst, 40, daddr(&c, CTL_OFF), 8, c.dctl);
+	expect_wc(c.dst, HCA_CQ_SEND, 40, HCA_WC_RETRY_EXC_ERR);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_WR_FLUSH_ERR);
+	/* the peer disconnects too: now the initiator gets its DISCONNECTED */
+	assert_int_equal(hca_disconnect(c.dst), 0);
+	assert_int_equal(hca_ep_poll_event(c.src, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_DISCONNECTED);
+	assert_int_equal(hca_ep_poll_event(c.dst, &ev), 0);
+	assert_int_equal(hca_poll(c.dst, HCA_CQ_RECV, &wc), 0);
+	conn_close(&c);
+}
+
+static void test_wait_reports_disconnect(void **state)
+{
+	struct conn c;
+	struct hca_cm_event ev;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_dst_recvs(&c, 30, 1, 4096);
+	assert_int_equal(hca_disconnect(c.src), 0);
+	assert_int_equal(hca_wait(c.dst, HCA_CQ_RECV, TIMEOUT_NS, &wc), -ECONNRESET);
+	assert_int_equal(hca_ep_poll_event(c.dst, &ev), 1);       /* still queued for the poller */
+	assert_int_equal(ev.type, HCA_CM_DISCONNECTED);
+	assert_int_equal(hca_wait(c.dst, HCA_CQ_RECV, 1000, &wc), 0);
+	conn_close(&c);
+}
+
+static void test_destroy_without_disconnect(void **state)
+{
+	struct conn c;
+	struct hca_cm_event ev;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_dst_recvs(&c, 30, 1, 4096);
+	assert_int_equal(hca_dereg_mr(c.smr), 0);
+	c.smr = NULL;
+	hca_ep_destroy(c.src);
+	c.src = NULL;
+	assert_int_equal(hca_ep_poll_event(c.dst, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_DISCONNECTED);
+	expect_nothing(&c, c.dst);         /* its QP stays RTS, its RECV is still posted */
+	post_send_msg(c.dst, 40, daddr(&c, CTL_OFF), 8, c.dctl);
+	expect_wc(c.dst, HCA_CQ_SEND, 40, HCA_WC_RETRY_EXC_ERR);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_WR_FLUSH_ERR);
+	conn_close(&c);
+}
+
+/* ---- guest memory ------------------------------------------------------------------------- */
+
+#define PAGE 4096u
+#define PAGES 64u
+
+static void run_guest_write(enum mem_repr repr)
+{
+	struct mem_block_spec spec[] = { { "pc.ram", PAGES * PAGE }, { "vga", 8 * PAGE } };
+	struct conn c;
+	mem *sm, *dm;
+	hca_mr *gs, *gd;
+	size_t bad_b;
+	uint64_t bad_p;
+
+	conn_open(&c, 5, 0, 0);
+	assert_int_equal(mem_new(PAGE, 2, spec, repr, 1, &sm), 0);
+	assert_int_equal(mem_new(PAGE, 2, spec, repr, 2, &dm), 0);
+	hca_ep_map_guest(c.src, sm);
+	hca_ep_map_guest(c.dst, dm);
+	mem_write_pages(sm, 0, 0, PAGES);
+	uint64_t sa = mem_block_addr(sm, 0), da = mem_block_addr(dm, 0);
+	assert_int_equal(hca_reg_mr(c.src, sa, PAGES * PAGE, HCA_ACCESS_LOCAL_WRITE, &gs), 0);
+	/* the destination exposes only the first half of its block */
+	assert_int_equal(hca_reg_mr(c.dst, da, PAGES / 2 * PAGE,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &gd), 0);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_RDMA_WRITE, .local_addr = sa + 4 * PAGE,
+				  .length = 8 * PAGE, .lkey = hca_mr_lkey(gs),
+				  .remote_addr = da + 4 * PAGE, .rkey = hca_mr_rkey(gd), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	for (uint64_t p = 0; p < PAGES; p++) {
+		bool copied = p >= 4 && p < 12;
+		assert_int_equal(mem_page_stamp(dm, 0, p), copied ? mem_page_stamp(sm, 0, p) : 0);
+	}
+	/* a WRITE running past the registered half changes no page */
+	wr = (struct hca_send_wr){ .wr_id = 2, .opcode = HCA_WR_RDMA_WRITE, .local_addr = sa + 16 * PAGE,
+				   .length = 32 * PAGE, .lkey = hca_mr_lkey(gs),
+				   .remote_addr = da + 16 * PAGE, .rkey = hca_mr_rkey(gd), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_REM_ACCESS_ERR);
+	assert_true(mem_pages_zero(dm, 0, 12, PAGES - 12));
+	assert_true(mem_pages_zero(dm, 1, 0, 8));
+	assert_int_equal(mem_compare(sm, dm, &bad_b, &bad_p), 1);
+	assert_int_equal(bad_b, 0);
+	assert_int_equal(bad_p, 0);
+	assert_int_equal(hca_dereg_mr(gs), 0);
+	assert_int_equal(hca_dereg_mr(gd), 0);
+	conn_close(&c);
+	mem_free(sm);
+	mem_free(dm);
+}
+
+static void test_guest_write_stamp(void **state) { (void)state; run_guest_write(MEM_REPR_STAMP); }
+static void test_guest_write_bytes(void **state) { (void)state; run_guest_write(MEM_REPR_BYTES); }
+
+static void test_stamp_unaligned_write_is_a_model_error(void **state)
+{
+	struct mem_block_spec spec[] = { { "pc.ram", 8 * PAGE } };
+	struct conn c;
+	mem *sm, *dm;
+	hca_mr *gs, *gd;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	assert_int_equal(mem_new(PAGE, 1, spec, MEM_REPR_STAMP, 1, &sm), 0);
+	assert_int_equal(mem_new(PAGE, 1, spec, MEM_REPR_STAMP, 2, &dm), 0);
+	hca_ep_map_guest(c.src, sm);
+	hca_ep_map_guest(c.dst, dm);
+	uint64_t sa = mem_block_addr(sm, 0), da = mem_block_addr(dm, 0);
+	assert_int_equal(hca_reg_mr(c.src, sa, 8 * PAGE, 0, &gs), 0);
+	/* verbs: REMOTE_WRITE needs LOCAL_WRITE */
+	assert_int_equal(hca_reg_mr(c.dst, da, 8 * PAGE, HCA_ACCESS_REMOTE_WRITE, &gd), -EINVAL);
+	assert_int_equal(hca_reg_mr(c.dst, da, 8 * PAGE,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &gd), 0);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_RDMA_WRITE, .local_addr = sa + 100,
+				  .length = PAGE, .lkey = hca_mr_lkey(gs), .remote_addr = da + 100,
+				  .rkey = hca_mr_rkey(gd), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_LOC_QP_OP_ERR);
+	assert_int_not_equal(wc.vendor_err, 0);
+	assert_int_equal(hca_dereg_mr(gs), 0);
+	assert_int_equal(hca_dereg_mr(gd), 0);
+	conn_close(&c);
+	mem_free(sm);
+	mem_free(dm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connect_private_data),
+		cmocka_unit_test(test_connect_failures),
+		cmocka_unit_test(test_connect_times_out_without_acceptor),
+		cmocka_unit_test(test_write_copies_exactly_the_range),
+		cmocka_unit_test(test_write_out_of_bounds_span),
+		cmocka_unit_test(test_write_out_of_bounds_past),
+		cmocka_unit_test(test_write_out_of_bounds_edge),
+		cmocka_unit_test(test_write_wrong_rkey),
+		cmocka_unit_test(test_write_lkey_as_rkey),
+		cmocka_unit_test(test_write_rkey_of_other_pd),
+		cmocka_unit_test(test_write_without_remote_access),
+		cmocka_unit_test(test_write_deregistered_rkey),
+		cmocka_unit_test(test_write_bad_local_key),
+		cmocka_unit_test(test_send_lands_in_the_head_recv),
+		cmocka_unit_test(test_send_without_recv_rnr_zero),
+		cmocka_unit_test(test_send_without_recv_rnr_seven_waits),
+		cmocka_unit_test(test_rnr_retry_is_the_other_sides_value),
+		cmocka_unit_test(test_send_longer_than_recv),
+		cmocka_unit_test(test_recv_into_read_only_mr),
+		cmocka_unit_test(test_qp_to_error_flushes_in_posting_order),
+		cmocka_unit_test(test_flush_is_visible_at_the_error_time),
+		cmocka_unit_test(test_disconnect_delivery_rules),
+		cmocka_unit_test(test_wait_reports_disconnect),
+		cmocka_unit_test(test_destroy_without_disconnect),
+		cmocka_unit_test(test_guest_write_stamp),
+		cmocka_unit_test(test_guest_write_bytes),
+		cmocka_unit_test(test_stamp_unaligned_write_is_a_model_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
