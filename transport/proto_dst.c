@@ -39,7 +39,7 @@ struct proto_dst {
 	hca_listener *l;
 	hca_ep *ep;
 	struct ctl ctl;
-	bool connected, received_error, pin_all, registering;
+	bool connected, received_error, pin_all, registering, busy;
 	enum dst_phase phase;
 	enum proto_dst_state state;
 	uint64_t error_deadline_ns;
@@ -523,14 +523,15 @@ static int on_message(proto_dst *d, const struct hca_wc *wc)
 		d->received_error = true;
 		return fail(d, CAUSE_PEER_ERROR, "the source sent ERROR");
 	}
-	d->phase = D_NEED_MSG;
+	d->phase = D_WAIT_MSG;   /* handling; the next READY is decided below */
 	if (d->registering) {
-		/* copy out before the buffer is re-posted */
 		rc = on_registration_msg(d, &h);
 		if (rc < 0)
 			return rc;
 		if ((rc = ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx)))
 			return noted(d, rc);
+		if (d->phase == D_WAIT_MSG)
+			d->phase = D_NEED_MSG;
 		return d->registering ? 1 : run_stream(d);
 	}
 	if ((rc = stream_parser_feed(d->sp, ctl_data(&d->ctl, WIRE_SLOT_READY), h.len)))
@@ -538,6 +539,7 @@ static int on_message(proto_dst *d, const struct hca_wc *wc)
 	d->st.file_bytes += h.len;
 	if ((rc = ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx)))
 		return noted(d, rc);
+	d->phase = D_NEED_MSG;
 	return run_stream(d);
 }
 
@@ -628,14 +630,22 @@ int proto_dst_progress(void *arg)
 {
 	proto_dst *d = arg;
 	int progressed = 0;
+	/* Registration costs virtual time, and passing time runs the progress functions:
+	 * never re-enter (a nested call would act on a half-handled message). */
+	if (d->busy)
+		return 0;
+	d->busy = true;
 	for (int i = 0; i < 64; i++) {
-		if (d->phase == D_DONE)
-			return progressed ? 1 : -1;
+		if (d->phase == D_DONE) {
+			progressed = progressed ? 1 : -1;
+			break;
+		}
 		int rc = step(d);
 		if (rc == 0)
 			break;
 		progressed = 1;
 	}
+	d->busy = false;
 	return progressed;
 }
 
