@@ -111,9 +111,11 @@ static int make_endpoints(struct run *r)
 	proto_opts_defaults(&po);
 	po.wait_timeout_ns = r->c.wait_timeout_ms * 1000000ull;
 	po.caps_version = r->c.caps_version;
+	po.refuse_mismatch = r->c.refuse_mismatch;
 	if (r->role != ROLE_SRC) {
 		wire_chunk_shift(r->c.dst_chunk_bytes, &po.chunk_shift);
 		po.pin_all = r->c.dst_pin_all;
+		po.negotiate = r->c.dst_negotiate;
 		if ((rc = proto_dst_new(r->w, r->dst, &po, &r->pd)))
 			return diag_set(&r->d, "destination setup: %s", strerror(-rc));
 		if ((rc = hca_world_add_progress(r->w, proto_dst_progress, r->pd)))
@@ -122,6 +124,7 @@ static int make_endpoints(struct run *r)
 	if (r->role != ROLE_DST) {
 		wire_chunk_shift(r->c.chunk_bytes, &po.chunk_shift);
 		po.pin_all = r->c.pin_all;
+		po.negotiate = r->c.src_negotiate;
 		if ((rc = proto_src_new(r->w, r->src, &po, &r->ps)))
 			return diag_set(&r->d, "source setup: %s", strerror(-rc));
 	}

@@ -91,6 +91,10 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 		fprintf(f, "cause: %s (%s side): %s\n", cause_name(o->cause), o->side, cause_message(o->cause));
 		fprintf(f, "  detail: %s\n", o->detail);
 		fprintf(f, "  hint: %s\n", cause_hint(o->cause));
+		if (o->cause == CAUSE_REMOTE_ACCESS_ERROR && c->chunk_bytes > c->dst_chunk_bytes && !m->pin_all)
+			fprintf(f, "  likely: the source's chunk size (%lluM) is larger than the destination's (%lluM): "
+				   "the source reuses one rkey for a region the destination registered only in part\n",
+				(unsigned long long)(c->chunk_bytes >> 20), (unsigned long long)(c->dst_chunk_bytes >> 20));
 		if (cause_qemu(o->cause)[0])
 			fprintf(f, "  QEMU prints: %s\n", cause_qemu(o->cause));
 	}

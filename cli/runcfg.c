@@ -36,6 +36,10 @@ static const struct key keys[] = {
 	{ "trace-loop", "BOOL", "replay the trace again when it ends (default true)" },
 	{ "seed", "N", "run seed (default 1)" },
 	{ "caps-version", "N", "protocol version in the capabilities (default 1; others test refusal)" },
+	{ "protocol", "qemu|negotiated", "chunk-size negotiation, both sides (default qemu: none, as QEMU 11.1)" },
+	{ "src-protocol", "qemu|negotiated", "the source's protocol (an old or new source)" },
+	{ "dst-protocol", "qemu|negotiated", "the destination's protocol (an old or new destination)" },
+	{ "on-mismatch", "adapt|refuse", "negotiated source facing another chunk size: adapt (default) or refuse" },
 	{ "expect", "completed|failed:CAUSE[|CAUSE...]", "the expected outcome (default completed)" },
 	{ "json", "FILE", "write the result as JSON" },
 	{ "events", "FILE", "write the event log" },
@@ -228,6 +232,26 @@ static int set_transport(struct runcfg *c, const char *k, const char *v, const c
 		if (get_u64(v, &x, 0, UINT32_MAX))
 			return bad(d, w, k, v, "a 32-bit version number");
 		c->caps_version = (uint32_t)x;
+		return 0;
+	}
+	if (!strcmp(k, "protocol") || !strcmp(k, "src-protocol") || !strcmp(k, "dst-protocol")) {
+		bool neg;
+		if (!strcmp(v, "negotiated"))
+			neg = true;
+		else if (!strcmp(v, "qemu"))
+			neg = false;
+		else
+			return bad(d, w, k, v, "qemu or negotiated");
+		if (strcmp(k, "dst-protocol"))
+			c->src_negotiate = neg;
+		if (strcmp(k, "src-protocol"))
+			c->dst_negotiate = neg;
+		return 0;
+	}
+	if (!strcmp(k, "on-mismatch")) {
+		if (strcmp(v, "adapt") && strcmp(v, "refuse"))
+			return bad(d, w, k, v, "adapt or refuse");
+		c->refuse_mismatch = !strcmp(v, "refuse");
 		return 0;
 	}
 	if (!strcmp(k, "src-addr"))

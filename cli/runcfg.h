@@ -29,6 +29,8 @@ struct runcfg {
 	uint64_t wait_timeout_ms;
 	uint64_t seed;
 	uint32_t caps_version;
+	bool src_negotiate, dst_negotiate;   /* --protocol negotiated (per side) */
+	bool refuse_mismatch;               /* --on-mismatch refuse */
 	/* expectation */
 	bool expect_completed;
 	int expect_causes[RUNCFG_MAX_EXPECT];

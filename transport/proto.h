@@ -29,6 +29,8 @@ struct proto_opts {
 	bool pin_all;                  /* source: ask for it; destination: accept it */
 	uint64_t wait_timeout_ns;      /* bound on every single wait */
 	uint32_t caps_version;         /* 1; other values test VERSION_UNSUPPORTED */
+	bool negotiate;                /* migbed's chunk-size extension (WIRE_CAP_CHUNK_SIZE) */
+	bool refuse_mismatch;          /* source: fail with CHUNK_SIZE_MISMATCH instead of adapting */
 };
 void proto_opts_defaults(struct proto_opts *o);
 
@@ -94,6 +96,14 @@ bool proto_dst_pin_all(const proto_dst *d);
 /* Fail the destination from outside (e.g. it never finished). */
 int proto_dst_fail(proto_dst *d, int cause, const char *detail);
 void proto_dst_free(proto_dst *d);
+
+/* The source's decision under --protocol negotiated (pure, for tests): the destination
+ * announced its chunk shift, or (an old peer that masked the flag) is assumed to use QEMU's
+ * 1 MiB. Under pin-all nothing needs to agree. Equal: keep. refuse: any difference is
+ * -CAUSE_CHUNK_SIZE_MISMATCH. adapt: a larger source chunk falls back to the destination's
+ * (a smaller one already works: the destination just pins more). */
+int proto_negotiate_chunk(unsigned src_shift, bool dst_announced, unsigned dst_shift, bool pin_all,
+			  bool refuse, unsigned *use_shift);
 
 /* Digest of one block's memory, as carried in the stream's VERIFY record. */
 uint64_t proto_mem_digest(const mem *m, size_t b);

@@ -159,3 +159,17 @@ uint64_t proto_mem_digest(const mem *m, size_t b)
 	}
 	return h;
 }
+
+int proto_negotiate_chunk(unsigned src_shift, bool dst_announced, unsigned dst_shift, bool pin_all,
+			  bool refuse, unsigned *use_shift)
+{
+	unsigned theirs = dst_announced ? dst_shift : WIRE_CHUNK_SHIFT_MIN;
+	*use_shift = src_shift;
+	if (pin_all || src_shift == theirs)
+		return 0;
+	if (refuse)
+		return -CAUSE_CHUNK_SIZE_MISMATCH;
+	if (src_shift > theirs)
+		*use_shift = theirs;
+	return 0;
+}

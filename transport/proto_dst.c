@@ -181,6 +181,7 @@ static int accept_request(proto_dst *d, const struct hca_cm_event *req)
 		hca_reject(d->ep);
 		return fail(d, CAUSE_VERSION_UNSUPPORTED, "Unknown source RDMA version: %u, bailing...", caps.version);
 	}
+	bool announce = d->o.negotiate && (caps.flags & WIRE_CAP_CHUNK_SIZE);
 	caps.flags &= WIRE_CAP_PIN_ALL;          /* mask what this side does not know */
 	if (!d->o.pin_all)
 		caps.flags &= ~WIRE_CAP_PIN_ALL;
@@ -193,10 +194,14 @@ static int accept_request(proto_dst *d, const struct hca_cm_event *req)
 		return fail(d, CAUSE_DEVICE_SETUP_FAILED, "rdma migration: error allocating qp! (%s)", strerror(-rc));
 	if ((rc = ctl_init(&d->ctl, d->ep, DST, &d->st, &d->cx)))
 		return noted(d, rc);
-	uint8_t pdata[WIRE_CAPS_BYTES];
+	uint8_t pdata[WIRE_CAPS_EXT_BYTES];
 	struct wire_caps echo = { .version = WIRE_CAP_VERSION, .flags = caps.flags };
-	wire_caps_encode(&echo, pdata, sizeof pdata);
-	struct hca_conn_params p = { .private_data = pdata, .private_data_len = sizeof pdata,
+	if (announce) {        /* migbed's extension: tell the source our chunk size */
+		echo.flags |= WIRE_CAP_CHUNK_SIZE;
+		echo.chunk_shift = d->o.chunk_shift;
+	}
+	int n = wire_caps_encode(&echo, pdata, sizeof pdata);
+	struct hca_conn_params p = { .private_data = pdata, .private_data_len = (uint8_t)n,
 				     .responder_resources = 2 };
 	if ((rc = hca_accept(d->ep, &p)))
 		return fail(d, CAUSE_ACCEPT_FAILED, "rdma_accept failed: %s", strerror(-rc));

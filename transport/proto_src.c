@@ -327,12 +327,62 @@ static int exchange_send(proto_src *s, uint32_t type, uint32_t repeat, const voi
 
 /* ---- connection ---------------------------------------------------------------------- */
 
+/* Re-size the per-chunk bookkeeping for another chunk size (before any chunk is used). */
+static int blocks_rechunk(proto_src *s, unsigned shift)
+{
+	for (size_t b = 0; b < s->n_blocks; b++) {
+		struct src_block *sb = &s->blocks[b];
+		for (uint64_t k = 0; k < sb->nb_chunks; k++)
+			assert(!sb->chunk_mr[k] && !sb->transit[k]);
+		free(sb->rkeys);
+		free(sb->rkey_valid);
+		free(sb->transit);
+		free(sb->chunk_mr);
+		sb->nb_chunks = wire_nb_chunks(sb->length, shift);
+		sb->rkeys = calloc(sb->nb_chunks, sizeof *sb->rkeys);
+		sb->rkey_valid = calloc(sb->nb_chunks, 1);
+		sb->transit = calloc(sb->nb_chunks, 1);
+		sb->chunk_mr = calloc(sb->nb_chunks, sizeof *sb->chunk_mr);
+		if (!sb->rkeys || !sb->rkey_valid || !sb->transit || !sb->chunk_mr)
+			return fail(s, CAUSE_RESOURCE_EXHAUSTED, "chunk bookkeeping: out of memory");
+	}
+	s->o.chunk_shift = shift;
+	return 0;
+}
+
+/* migbed's proposed extension (docs/chunk-size-negotiation.md): the source announced its chunk
+ * size; a destination that knows the flag echoes its own, an old one masks the flag. Under
+ * pin-all the chunk size only shapes local merging, so nothing needs to agree. */
+static int negotiate_chunk(proto_src *s, const struct wire_caps *peer)
+{
+	bool known = peer->flags & WIRE_CAP_CHUNK_SIZE;
+	unsigned theirs = known ? peer->chunk_shift : WIRE_CHUNK_SHIFT_MIN;  /* an old peer: 1M */
+	unsigned mine = s->o.chunk_shift;
+	evlog_emit(hca_world_evlog(s->w), SRC, "negotiate", "peer_knows=%d src=%llu dst=%llu", known,
+		   1ull << mine, 1ull << theirs);
+	if (known && (theirs < WIRE_CHUNK_SHIFT_MIN || theirs > WIRE_CHUNK_SHIFT_MAX))
+		return fail(s, CAUSE_CONNECT_FAILED, "destination announced an invalid chunk shift %u", theirs);
+	unsigned use = mine;
+	if (proto_negotiate_chunk(mine, known, theirs, s->pin_all, s->o.refuse_mismatch, &use) < 0)
+		return fail(s, CAUSE_CHUNK_SIZE_MISMATCH,
+			    "source chunk size %lluM, destination %lluM%s (--on-mismatch refuse)", 1ull << (mine - 20),
+			    1ull << (theirs - 20), known ? "" : " (an old destination: it does not announce its size)");
+	if (use == mine)
+		return 0;
+	evlog_emit(hca_world_evlog(s->w), SRC, "chunk_adapt", "from=%llu to=%llu", 1ull << mine, 1ull << use);
+	return blocks_rechunk(s, use);
+}
+
 static int connect_caps(proto_src *s, struct hca_cm_event *reply)
 {
 	struct wire_caps caps = { .version = s->o.caps_version, .flags = s->o.pin_all ? WIRE_CAP_PIN_ALL : 0 };
-	uint8_t pdata[WIRE_CAPS_BYTES];
-	wire_caps_encode(&caps, pdata, sizeof pdata);
-	struct hca_conn_params p = { .private_data = pdata, .private_data_len = sizeof pdata,
+	if (s->o.negotiate) {
+		caps.flags |= WIRE_CAP_CHUNK_SIZE;
+		caps.chunk_shift = s->o.chunk_shift;
+	}
+	uint8_t pdata[WIRE_CAPS_EXT_BYTES];
+	int n = wire_caps_encode(&caps, pdata, sizeof pdata);
+	struct hca_conn_params p = { .private_data = pdata, .private_data_len = (uint8_t)n,
 				     .initiator_depth = 2, .retry_count = 5, .rnr_retry_count = 0 };
 	int rc = hca_connect(s->ep, &p, s->o.wait_timeout_ns, reply);
 	if (rc == -ECONNREFUSED)
@@ -372,6 +422,8 @@ int proto_src_connect(proto_src *s, const char *addr)
 	if (s->o.pin_all && !s->pin_all)
 		evlog_emit(hca_world_evlog(s->w), SRC, "warn",
 			   "msg=Server_cannot_support_pinning_all_memory:_registering_dynamically");
+	if (s->o.negotiate && (rc = negotiate_chunk(s, &peer)))
+		return rc;
 	s->ready_expected = true;
 	evlog_emit(hca_world_evlog(s->w), SRC, "connected", "pin_all=%d chunk=%llu", s->pin_all,
 		   (unsigned long long)1 << s->o.chunk_shift);
