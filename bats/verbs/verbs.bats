@@ -79,7 +79,7 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
 @test "verbs: two processes, migbed dest and migbed source across the veth wire" {
   args=(--guest 64M --worker-bytes 8M --seed 3)
   "$MIGBED" dest --listen 198.18.0.1:29300 "${args[@]}" --accept-timeout-ms 30000 \
-    --json "$BATS_TEST_TMPDIR/d.json" >"$BATS_TEST_TMPDIR/dest.out" 2>&1 &
+    --json "$BATS_TEST_TMPDIR/d.json" >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
   dpid=$!
   sleep 1
   run "$MIGBED" source --connect 198.18.0.1:29300@198.18.0.2 "${args[@]}" --json "$BATS_TEST_TMPDIR/s.json"
@@ -97,7 +97,7 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
 @test "verbs: two processes, a chunk-size mismatch fails on both sides" {
   args=(--guest 64M --worker-bytes 8M --seed 3 --chunk-size 64M --dst-chunk-size 1M --expect failed:REMOTE_ACCESS_ERROR)
   "$MIGBED" dest --listen 198.18.0.1:29301 "${args[@]}" --accept-timeout-ms 30000 \
-    >"$BATS_TEST_TMPDIR/dest.out" 2>&1 &
+    >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
   dpid=$!
   sleep 1
   run "$MIGBED" source --connect 198.18.0.1:29301@198.18.0.2 "${args[@]}"

@@ -1,0 +1,124 @@
+# qemu-lib.bash - start and drive real QEMUs for migbed's "QEMU in the loop" tests.
+# Source it (bash); it defines functions only. Each QEMU gets a name and a work dir:
+#   qemu_start NAME DIR [QEMU ARGS...]   start $QEMU (default qemu-system-x86_64) with
+#                                       -M none defaults and QMP on a FIFO pair (in a private
+#                                       mktemp dir: 9p shares cannot hold FIFOs); log DIR/NAME.log
+#   qmp NAME JSON                       send one QMP command, print its reply line (events skipped)
+#   qmp_hmp NAME 'HMP COMMAND'          run an HMP command through QMP, print its text output
+#   qemu_migrate_wait NAME SECONDS      poll query-migrate until completed/failed; print final status
+#   qemu_status NAME                    print the run state (query-status)
+#   qemu_stop NAME                      quit (bounded), then kill; the log stays in DIR/NAME.log
+#   qemu_route_src_via_rxe1             make an unbound RDMA connect to 198.18.0.1 leave on
+#                                       rxe1 (198.18.0.2) so it crosses the veth wire
+# No QEMU is left running: qemu_stop_all (trap it on EXIT) ends every QEMU started here.
+# Nothing is written outside DIR.
+
+QEMU=${QEMU:-qemu-system-x86_64}
+declare -gA _QEMU_PID=() _QEMU_IN=() _QEMU_OUT=() _QEMU_DIR=() _QEMU_FIFOS=()
+
+_qemu_err() { echo "qemu-lib: $*" >&2; }
+
+qemu_start() {
+	local name=$1 dir=$2; shift 2
+	local fifos pipe
+	fifos=$(mktemp -d "${TMPDIR:-/tmp}/qemu-qmp.XXXXXX") || return 1
+	_QEMU_FIFOS[$name]=$fifos
+	pipe=$fifos/qmp
+	mkfifo "$pipe.in" "$pipe.out" || return 1
+	"$QEMU" -M none -nodefaults -no-user-config -display none \
+		-chardev "pipe,id=qmp0,path=$pipe" -mon chardev=qmp0,mode=control \
+		"$@" </dev/null >"$dir/$name.log" 2>&1 &
+	_QEMU_PID[$name]=$!
+	_QEMU_DIR[$name]=$dir
+	local fin fout
+	exec {fin}>"$pipe.in" {fout}<"$pipe.out"
+	_QEMU_IN[$name]=$fin
+	_QEMU_OUT[$name]=$fout
+	local greeting
+	if ! read -r -t 30 greeting <&"$fout"; then
+		_qemu_err "$name: no QMP greeting within 30 s (see $dir/$name.log)"
+		cat "$dir/$name.log" >&2
+		return 1
+	fi
+	case $greeting in *'"QMP"'*) ;; *) _qemu_err "$name: bad QMP greeting: $greeting"; return 1;; esac
+	qmp "$name" '{"execute":"qmp_capabilities"}' >/dev/null
+}
+
+# One command, one reply; asynchronous events before the reply go to DIR/NAME.events.
+qmp() {
+	local name=$1 cmd=$2 line i
+	[ -n "${_QEMU_IN[$name]:-}" ] || { _qemu_err "$name: not started"; return 1; }
+	printf '%s\n' "$cmd" >&"${_QEMU_IN[$name]}" || return 1
+	for ((i = 0; i < 1000; i++)); do
+		if ! read -r -t 60 line <&"${_QEMU_OUT[$name]}"; then
+			_qemu_err "$name: no QMP reply within 60 s to $cmd"
+			return 1
+		fi
+		case $line in
+		*'"event"'*) printf '%s\n' "$line" >>"${_QEMU_DIR[$name]}/$name.events" ;;
+		*'"error"'*) printf '%s\n' "$line"; return 1 ;;
+		*) printf '%s\n' "$line"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
+qmp_hmp() {
+	local name=$1 cmd=$2 esc
+	esc=${cmd//\\/\\\\}; esc=${esc//\"/\\\"}
+	qmp "$name" "{\"execute\":\"human-monitor-command\",\"arguments\":{\"command-line\":\"$esc\"}}"
+}
+
+qemu_status() {
+	local r
+	r=$(qmp "$1" '{"execute":"query-status"}') || return 1
+	r=${r#*\"status\": \"}; printf '%s\n' "${r%%\"*}"
+}
+
+# Prints the final migration status (completed / failed / ...) and the error-desc if any.
+qemu_migrate_wait() {
+	local name=$1 secs=$2 r st i
+	for ((i = 0; i < secs * 5; i++)); do
+		r=$(qmp "$name" '{"execute":"query-migrate"}') || return 1
+		st=${r#*\"status\": \"}; st=${st%%\"*}
+		case $st in
+		completed) echo completed; return 0 ;;
+		failed | cancelled)
+			local e=''
+			case $r in *'"error-desc"'*) e=${r#*\"error-desc\": \"}; e=${e%%\"*} ;; esac
+			echo "$st${e:+: $e}"; return 1 ;;
+		esac
+		sleep 0.2
+	done
+	echo "timeout: last status $st"
+	return 1
+}
+
+qemu_stop() {
+	local name=$1 pid=${_QEMU_PID[$1]:-} i
+	[ -n "$pid" ] || return 0
+	qmp "$name" '{"execute":"quit"}' >/dev/null 2>&1 || true
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	exec {_QEMU_IN[$name]}>&- {_QEMU_OUT[$name]}<&-
+	rm -rf "${_QEMU_FIFOS[$name]}"
+	unset "_QEMU_PID[$name]" "_QEMU_IN[$name]" "_QEMU_OUT[$name]" "_QEMU_FIFOS[$name]"
+	return 0
+}
+
+qemu_stop_all() {
+	local n
+	for n in "${!_QEMU_PID[@]}"; do qemu_stop "$n"; done
+}
+
+# An unbound rdma_resolve_addr(198.18.0.1) finds a local address and would use rxe0's
+# internal loopback. This rule sends locally originated traffic for .1 through table 101
+# (veth1, src .2), so the connection uses rxe1 and crosses the veth wire.
+qemu_route_src_via_rxe1() {
+	ip rule show | grep -q 'lookup 101' || { _qemu_err "no table 101: not in migbed's rxe VM?"; return 1; }
+	ip rule show | grep -q '^5:' || ip rule add pref 5 iif lo to 198.18.0.1 lookup 101
+}
