@@ -6,6 +6,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "cli/cli.h"
 #include "sim/tracegen.h"
@@ -131,17 +134,54 @@ static int make_endpoints(struct run *r)
 	return 0;
 }
 
+/* --dst-memlock: simulated by the model; on verbs the real kernel limit, which needs the
+ * destination in its own process (verbs-facts §4: clear CAP_IPC_LOCK from the *effective*
+ * set, lower the soft RLIMIT_MEMLOCK; every registration is then counted, overlaps too). */
+static int apply_memlock(struct run *r)
+{
+	uint64_t lim = r->c.dst_memlock_bytes;
+	if (!lim || r->role == ROLE_SRC)
+		return 0;
+	if (r->c.backend == HCA_BACKEND_MODEL) {
+		hca_world_set_memlock(r->w, "dst", lim);
+		return 0;
+	}
+	if (r->role == ROLE_BOTH)
+		return diag_set(&r->d, "--dst-memlock on --backend verbs needs the destination in its own process: "
+				       "use `migbed dest --dst-memlock ...` with `migbed source`");
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return diag_set(&r->d, "--dst-memlock: capget: %s", strerror(errno));
+	data[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		return diag_set(&r->d, "--dst-memlock: capset: %s", strerror(errno));
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+		return diag_set(&r->d, "--dst-memlock: getrlimit: %s", strerror(errno));
+	rl.rlim_cur = lim;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < lim)
+		rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+		return diag_set(&r->d, "--dst-memlock: setrlimit: %s", strerror(errno));
+	fprintf(stderr, "migbed: dest: CAP_IPC_LOCK dropped, RLIMIT_MEMLOCK %llu bytes\n", (unsigned long long)lim);
+	return 0;
+}
+
 int run_make_world(struct run *r)
 {
 	static const vclock zero_clock;
 	int rc = evlog_open(r->c.events_path[0] ? r->c.events_path : NULL, &zero_clock, &r->ev);
 	if (rc)
 		return diag_set(&r->d, "%s: cannot write the event log: %s", r->c.events_path, strerror(-rc));
-	rc = hca_world_new(r->c.backend, &r->c.cost, NULL, r->ev, &r->w);
+	struct hca_verbs_opts vo = { .ack_timeout = r->c.ack_timeout, .poll_busy = false };
+	rc = hca_world_new(r->c.backend, &r->c.cost, &vo, r->ev, &r->w);
 	if (rc)
 		return diag_set(&r->d, "cannot create the %s backend: %s",
 				r->c.backend == HCA_BACKEND_VERBS ? "verbs" : "model", strerror(-rc));
 	evlog_set_clock(r->ev, hca_world_clock(r->w));
+	if ((rc = apply_memlock(r)))
+		return rc;
 	return make_endpoints(r);
 }
 

@@ -40,6 +40,8 @@ static const struct key keys[] = {
 	{ "src-protocol", "qemu|negotiated", "the source's protocol (an old or new source)" },
 	{ "dst-protocol", "qemu|negotiated", "the destination's protocol (an old or new destination)" },
 	{ "on-mismatch", "adapt|refuse", "negotiated source facing another chunk size: adapt (default) or refuse" },
+	{ "dst-memlock", "SIZE", "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)" },
+	{ "ack-timeout", "N", "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)" },
 	{ "expect", "completed|failed:CAUSE[|CAUSE...]", "the expected outcome (default completed)" },
 	{ "json", "FILE", "write the result as JSON" },
 	{ "events", "FILE", "write the event log" },
@@ -104,6 +106,7 @@ void runcfg_defaults(struct runcfg *c)
 	c->wait_timeout_ms = 10000;
 	c->seed = 1;
 	c->caps_version = WIRE_CAP_VERSION;
+	c->ack_timeout = -1;
 	c->expect_completed = true;
 	snprintf(c->expect_text, sizeof c->expect_text, "completed");
 }
@@ -248,6 +251,14 @@ static int set_transport(struct runcfg *c, const char *k, const char *v, const c
 			c->dst_negotiate = neg;
 		return 0;
 	}
+	if (!strcmp(k, "ack-timeout")) {
+		if (get_u64(v, &x, 1, 31))
+			return bad(d, w, k, v, "an exponent from 1 to 31");
+		c->ack_timeout = (int)x;
+		return 0;
+	}
+	if (!strcmp(k, "dst-memlock"))
+		return (size_parse(v, &c->dst_memlock_bytes) || c->dst_memlock_bytes == 0) ? bad(d, w, k, v, "a SIZE (e.g. 64M)") : 0;
 	if (!strcmp(k, "on-mismatch")) {
 		if (strcmp(v, "adapt") && strcmp(v, "refuse"))
 			return bad(d, w, k, v, "adapt or refuse");

@@ -31,6 +31,8 @@ struct runcfg {
 	uint32_t caps_version;
 	bool src_negotiate, dst_negotiate;   /* --protocol negotiated (per side) */
 	bool refuse_mismatch;               /* --on-mismatch refuse */
+	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none */
+	int ack_timeout;                      /* verbs, -1 = rdma_cm default */
 	/* expectation */
 	bool expect_completed;
 	int expect_causes[RUNCFG_MAX_EXPECT];

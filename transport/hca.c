@@ -151,6 +151,7 @@ struct hca_world {
 	size_t n_progress;
 	bool in_progress;             /* a progress function is running: no recursion */
 	uint64_t n_eps, n_listeners, n_mrs;
+	uint64_t memlock_src, memlock_dst; /* model: per-side pinning limits, 0 = none */
 };
 
 struct hca_listener {
@@ -1382,4 +1383,18 @@ int hca_qp_to_error(hca_ep *ep)
 	HLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
 	world_drain(ep->w);
 	return rc;
+}
+
+void hca_world_set_memlock(hca_world *w, const char *side, uint64_t bytes)
+{
+	if (!strcmp(side, "dst"))
+		w->memlock_dst = bytes;
+	else
+		w->memlock_src = bytes;
+	HLOG(w, side, "memlock", "bytes=%llu", (unsigned long long)bytes);
+}
+
+uint64_t hca_world_memlock(const hca_world *w, const char *side)
+{
+	return !strcmp(side, "dst") ? w->memlock_dst : w->memlock_src;
 }

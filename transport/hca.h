@@ -237,6 +237,11 @@ void hca_sleep(hca_world *w, uint64_t d_ns);
  * bounded by timeout_ns of wall time; model: advance virtual time to the next event, at
  * most timeout_ns). 1: something happened, 0: nothing within timeout_ns. */
 int hca_world_wait(hca_world *w, uint64_t timeout_ns);
+/* Model backend: let one side pin at most `bytes` (0: no limit), counted like the kernel's
+ * RLIMIT_MEMLOCK accounting (every MR, overlaps included, page granular); a registration
+ * over it fails with -ENOMEM. Real verbs use the real limit (migbed dest --dst-memlock). */
+void hca_world_set_memlock(hca_world *w, const char *side, uint64_t bytes);
+uint64_t hca_world_memlock(const hca_world *w, const char *side);
 /* Number of posted send WRs whose completions have not been polled yet. */
 uint32_t hca_ep_send_outstanding(const hca_ep *ep);
 

@@ -112,6 +112,8 @@ struct model_mr {
 	uint32_t serial, pd;
 	uint64_t addr, len;
 	int access;
+	int side;                     /* 0 src, 1 dst: for the memlock accounting */
+	uint64_t pinned_bytes;        /* page-granular size counted against the limit */
 };
 
 struct model_recv {
@@ -155,6 +157,7 @@ struct model_world {
 	size_t n_mrs, cap_mrs;
 	uint32_t next_serial;
 	uint32_t next_pd;
+	uint64_t pinned[2];           /* per side, as RLIMIT_MEMLOCK counts */
 };
 
 static struct model_ep *model_ep_of(hca_ep *ep)
@@ -826,11 +829,19 @@ static int model_reg_mr(hca_mr *mr, int access)
 		mw->mrs = v;
 		mw->cap_mrs = cap;
 	}
+	int side = !strcmp(hca_ep_side(hca_mr_ep(mr)), "dst");
+	uint64_t first = hca_mr_addr(mr) & ~4095ull, last = (hca_mr_addr(mr) + hca_mr_len(mr) + 4095) & ~4095ull;
+	uint64_t limit = hca_world_memlock(hca_ep_world(hca_mr_ep(mr)), side ? "dst" : "src");
+	if (limit && mw->pinned[side] + (last - first) > limit)
+		return -ENOMEM;               /* as the kernel over RLIMIT_MEMLOCK without CAP_IPC_LOCK */
 	m = malloc(sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	*m = (struct model_mr){ .serial = mw->next_serial++, .pd = me->pd, .addr = hca_mr_addr(mr),
 				.len = hca_mr_len(mr), .access = access };
+	m->side = side;
+	m->pinned_bytes = last - first;
+	mw->pinned[side] += m->pinned_bytes;
 	mw->mrs[mw->n_mrs++] = m;     /* serials only grow: the table stays sorted */
 	hca_mr_set_priv(mr, m);
 	hca_mr_set_keys(mr, m->serial << 1, (m->serial << 1) | 1u);
@@ -848,6 +859,7 @@ static int model_dereg_mr(hca_mr *mr)
 	memmove(&me->mw->mrs[at], &me->mw->mrs[at + 1],
 		(me->mw->n_mrs - at - 1) * sizeof(me->mw->mrs[0]));
 	me->mw->n_mrs--;
+	me->mw->pinned[m->side] -= m->pinned_bytes;
 	free(m);
 	hca_mr_set_priv(mr, NULL);
 	return 0;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+# Real faults on soft-RoCE: the kernel's rxe and rdma-core produce them, not migbed's own
+# code. Memlock (CAP_IPC_LOCK dropped + RLIMIT_MEMLOCK), netem loss that RC recovers from,
+# a netem blackhole it cannot recover from, and a destination killed mid-run.
+
+MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
+
+teardown() {
+  tc qdisc del dev veth1 root 2>/dev/null || true
+  pkill -9 -f "migbed (dest|source)" 2>/dev/null || true
+}
+
+@test "real memlock: a destination limited to 8 MiB fails its registration with a real ENOMEM" {
+  args=(--guest 64M --worker-bytes 8M --seed 5)
+  "$MIGBED" dest --listen 198.18.0.1:29310 "${args[@]}" --dst-memlock 8M --accept-timeout-ms 30000 \
+    --expect failed:DEST_REG_FAILED >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
+  dpid=$!
+  sleep 1
+  run "$MIGBED" source --connect 198.18.0.1:29310@198.18.0.2 "${args[@]}" --expect failed:PEER_ERROR
+  echo "source: $output"
+  wait "$dpid"; drc=$?
+  echo "dest: $(cat "$BATS_TEST_TMPDIR/dest.out")"
+  [ "$status" -eq 0 ]
+  [ "$drc" -eq 0 ]
+  grep -q 'CAP_IPC_LOCK dropped, RLIMIT_MEMLOCK 8388608 bytes' "$BATS_TEST_TMPDIR/dest.out"
+  grep -q 'status=failed cause=DEST_REG_FAILED side=dst' "$BATS_TEST_TMPDIR/dest.out"
+  grep -q 'cannot get rkey.*Cannot allocate memory' "$BATS_TEST_TMPDIR/dest.out"
+}
+
+@test "netem loss 1% on the wire: RC retransmits and the migration completes and verifies" {
+  tc qdisc add dev veth1 root netem loss 1%
+  run "$MIGBED" run --backend verbs --guest 64M --worker-bytes 8M --seed 5
+  echo "$output"
+  tc -s qdisc show dev veth1
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=completed cause=NONE side=-" ]]
+  dropped=$(tc -s qdisc show dev veth1 | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1)
+  echo "dropped: $dropped"
+  [ "${dropped:-0}" -gt 0 ]
+}
+
+@test "netem blackhole mid-run: the source names the dead link (TRANSPORT_RETRY_EXCEEDED), no hang" {
+  "$MIGBED" run --backend verbs --guest 256M --worker-bytes 64M --ack-timeout 14 --seed 5 \
+    --expect failed:TRANSPORT_RETRY_EXCEEDED --json "$BATS_TEST_TMPDIR/r.json" \
+    >"$BATS_TEST_TMPDIR/run.out" 2>&1 3>&- &
+  pid=$!
+  sleep 4
+  tc qdisc add dev veth1 root netem loss 100%
+  wait "$pid"; rc=$?
+  cat "$BATS_TEST_TMPDIR/run.out"
+  [ "$rc" -eq 0 ]
+  grep -q 'verdict=pass status=failed cause=TRANSPORT_RETRY_EXCEEDED side=src' "$BATS_TEST_TMPDIR/run.out"
+  grep -q 'RETRY_EXC_ERR' "$BATS_TEST_TMPDIR/run.out"
+}
+
+@test "a destination killed mid-run: the source ends with a named cause, no hang" {
+  args=(--guest 256M --worker-bytes 64M --seed 5 --ack-timeout 14)
+  "$MIGBED" dest --listen 198.18.0.1:29311 "${args[@]}" --accept-timeout-ms 30000 \
+    >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
+  dpid=$!
+  sleep 1
+  "$MIGBED" source --connect 198.18.0.1:29311@198.18.0.2 "${args[@]}" \
+    --expect 'failed:PEER_DISCONNECTED|TRANSPORT_RETRY_EXCEEDED|CONTROL_SEND_ERROR' \
+    >"$BATS_TEST_TMPDIR/src.out" 2>&1 3>&- &
+  spid=$!
+  sleep 4
+  kill -9 "$dpid"
+  wait "$spid"; src=$?
+  cat "$BATS_TEST_TMPDIR/src.out"
+  [ "$src" -eq 0 ]
+  grep -qE 'verdict=pass status=failed cause=(PEER_DISCONNECTED|TRANSPORT_RETRY_EXCEEDED|CONTROL_SEND_ERROR) side=src' \
+    "$BATS_TEST_TMPDIR/src.out"
+}
