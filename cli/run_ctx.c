@@ -137,7 +137,7 @@ static int make_endpoints(struct run *r)
 /* --dst-memlock: simulated by the model; on verbs the real kernel limit, which needs the
  * destination in its own process (verbs-facts §4: clear CAP_IPC_LOCK from the *effective*
  * set, lower the soft RLIMIT_MEMLOCK; every registration is then counted, overlaps too). */
-static int apply_memlock(struct run *r)
+int run_apply_memlock(struct run *r)
 {
 	uint64_t lim = r->c.dst_memlock_bytes;
 	if (!lim || r->role == ROLE_SRC)
@@ -168,6 +168,44 @@ static int apply_memlock(struct run *r)
 	return 0;
 }
 
+/* The fault plan (docs/faults.md): the rules were checked when the options were read. */
+static int make_faults(struct run *r)
+{
+	struct fault_parse_error e = { 0 };
+	int rc = fault_plan_new(r->c.seed, &r->faults);
+	for (int i = 0; rc == 0 && i < r->c.n_faults; i++)
+		if ((rc = fault_plan_add_spec(r->faults, r->c.faults[i], &e)))
+			return diag_set(&r->d, "fault '%s': col %u: %s", r->c.faults[i], e.col, e.msg);
+	if (rc)
+		return diag_set(&r->d, "fault plan: %s", strerror(-rc));
+	hca_world_set_faults(r->w, r->faults);
+	return 0;
+}
+
+/* After the teardown (its deregistrations are fallible calls too): --fault-counts, written
+ * whole or not at all, then the plan goes. */
+static void faults_done(struct run *r)
+{
+	char tmp[1100];
+	const char *path = r->c.fault_counts_path;
+	if (r->faults && path[0]) {
+		snprintf(tmp, sizeof tmp, "%s.tmp", path);
+		FILE *f = fopen(tmp, "w");
+		int rc = f ? fault_plan_write_counts(r->faults, f) : -errno;
+		if (f && fclose(f) != 0 && rc == 0)
+			rc = -EIO;
+		if (rc == 0 && rename(tmp, path) != 0)
+			rc = -errno;
+		if (rc) {
+			unlink(tmp);
+			diag_set(&r->d, "%s: cannot write the fault counts: %s", path, strerror(-rc));
+			r->faults_io_error = true;
+		}
+	}
+	fault_plan_free(r->faults);
+	r->faults = NULL;
+}
+
 int run_make_world(struct run *r)
 {
 	static const vclock zero_clock;
@@ -175,13 +213,21 @@ int run_make_world(struct run *r)
 	if (rc)
 		return diag_set(&r->d, "%s: cannot write the event log: %s", r->c.events_path, strerror(-rc));
 	struct hca_verbs_opts vo = { .ack_timeout = r->c.ack_timeout, .poll_busy = false };
+	/* verbs: drop CAP_IPC_LOCK before any rdma_cm or uverbs file is opened: the kernel refuses
+	 * writes to those files from credentials other than the opener's (EACCES) */
+	if (r->c.backend == HCA_BACKEND_VERBS && r->role == ROLE_DST && (rc = run_apply_memlock(r)))
+		return rc;
 	rc = hca_world_new(r->c.backend, &r->c.cost, &vo, r->ev, &r->w);
 	if (rc)
 		return diag_set(&r->d, "cannot create the %s backend: %s",
 				r->c.backend == HCA_BACKEND_VERBS ? "verbs" : "model", strerror(-rc));
 	evlog_set_clock(r->ev, hca_world_clock(r->w));
-	if ((rc = apply_memlock(r)))
+	if ((rc = make_faults(r)))
 		return rc;
+	if (r->c.backend == HCA_BACKEND_MODEL || r->role == ROLE_BOTH) {
+		if ((rc = run_apply_memlock(r)))
+			return rc;
+	}
 	return make_endpoints(r);
 }
 
@@ -216,6 +262,7 @@ void run_cleanup(struct run *r)
 	r->pd = NULL;
 	hca_world_free(r->w);
 	r->w = NULL;
+	faults_done(r);
 	mem_free(r->src);
 	mem_free(r->dst);
 	r->src = r->dst = NULL;
@@ -232,6 +279,8 @@ int run_finish_report(struct run *r)
 	r->m.wall_total_ms = run_wall_ms() - r->wall_start_ms;
 	run_cleanup(r);
 	int code = run_report(&r->c, &r->m, &r->out, r->c.backend == HCA_BACKEND_VERBS ? "verbs" : "model", &r->d);
+	if (r->faults_io_error)
+		code = CLI_EXIT_USAGE;
 	int erc = evlog_close(r->ev);
 	r->ev = NULL;
 	if (erc && code != CLI_EXIT_USAGE) {

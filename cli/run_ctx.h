@@ -25,6 +25,8 @@ struct run {
 	struct run_outcome out;
 	struct diag d;
 	uint64_t wall_start_ms;
+	fault_plan *faults;            /* the run's fault plan (empty: only counts calls) */
+	bool faults_io_error;          /* --fault-counts could not be written (d set) */
 };
 
 /* Scenario (positional) then options. 1: --help was printed; 0 ok; <0 bad input (r->d). */
@@ -36,6 +38,8 @@ int run_make_world(struct run *r);
 void run_pump_dst(struct run *r, uint64_t budget_ns);
 void run_collect_dst_metrics(struct run *r);
 void run_cleanup(struct run *r);
+/* --dst-memlock (see run_ctx.c); on verbs call it after listening, before accepting. */
+int run_apply_memlock(struct run *r);
 uint64_t run_wall_ms(void);
 /* Write the report, close the event log; returns the exit code. */
 int run_finish_report(struct run *r);

@@ -111,6 +111,7 @@ struct verbs_world {
 	struct verbs_listener *listeners;
 	struct pollfd *pfd;
 	size_t pfd_cap;
+	int cm_error;                 /* a hard rdma_get_cm_event failure (e.g. EACCES), 0 = none */
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -409,8 +410,11 @@ static int verbs_pump(struct verbs_world *vw)
 		struct rdma_cm_event *ce;
 		struct rdma_cm_id *orphan;
 
-		if (rdma_get_cm_event(vw->cm_ch, &ce) != 0)
+		if (rdma_get_cm_event(vw->cm_ch, &ce) != 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				vw->cm_error = -errno;   /* e.g. EACCES: credentials changed since open */
 			break;	/* EAGAIN: nothing more */
+		}
 		orphan = verbs_dispatch(vw, ce);
 		rdma_ack_cm_event(ce);
 		if (orphan)
@@ -867,7 +871,8 @@ static int verbs_listener_poll(hca_listener *l, hca_ep *new_ep, struct hca_cm_ev
 		return -EINVAL;
 	verbs_pump(vl->vw);
 	if (vl->req_n == 0)
-		return 0;
+		return vl->vw->cm_error;
+
 	e = verbs_ep_new(vl->vw, new_ep);
 	if (!e)
 		return -ENOMEM;	/* the request stays queued */
@@ -1024,7 +1029,7 @@ static int verbs_poll_event(hca_ep *ep, struct hca_cm_event *ev)
 	if (!e || !ev)
 		return -EINVAL;
 	verbs_pump(e->vw);
-	return verbs_evq_pop(e, ev) ? 1 : 0;
+	return verbs_evq_pop(e, ev) ? 1 : e->vw->cm_error;
 }
 
 /* rdma_disconnect moves our own QP to ERR synchronously (verbs-facts §3b). */
