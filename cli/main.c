@@ -24,6 +24,7 @@ static const struct subcmd subcmds[] = {
 	{ "trace", "stat", cmd_trace_stat, "summarise a trace (--json)" },
 	{ "trace", "check", cmd_trace_check, "validate a trace, reporting every defect" },
 	{ "causes", NULL, cmd_causes, "list the named failure causes (--json)" },
+	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
 };
 #define N_SUBCMDS (sizeof subcmds / sizeof subcmds[0])
 

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "sim/tracegen.h"
+#include "transport/qemu_stream.h"
 
 uint64_t run_wall_ms(void)
 {
@@ -107,6 +108,50 @@ int run_make_memories(struct run *r)
 	return 0;
 }
 
+/* --qemu-stream: the destination reads a real QEMU's stream; its VERIFY digests are those of
+ * the content QEMU was given (--qemu-expect FILE@ADDR: zeros elsewhere). */
+static int setup_qemu_stream(struct run *r, struct proto_opts *po)
+{
+	struct qemu_stream_opts qo;
+	qemu_stream_opts_defaults(&qo);
+	int rc = qemu_stream_new(&qo, &r->qs);
+	if (rc)
+		return diag_set(&r->d, "qemu stream reader: %s", strerror(-rc));
+	size_t n = mem_n_blocks(r->dst);
+	struct mem_block_spec specs[STREAM_MAX_BLOCKS];
+	for (size_t b = 0; b < n; b++)
+		specs[b] = (struct mem_block_spec){ .name = mem_block_name(r->dst, b), .size_bytes = mem_block_bytes(r->dst, b) };
+	mem *want = NULL;
+	if ((rc = mem_new(mem_page_size(r->dst), n, specs, MEM_REPR_BYTES, r->c.seed, &want)))
+		return diag_set(&r->d, "qemu expected memory: %s", strerror(-rc));
+	if (r->c.qemu_expect_file[0]) {
+		FILE *f = fopen(r->c.qemu_expect_file, "rb");
+		if (!f) {
+			mem_free(want);
+			return diag_set(&r->d, "%s: %s", r->c.qemu_expect_file, strerror(errno));
+		}
+		uint8_t *base = mem_block_ptr(want, 0);
+		uint64_t cap = mem_block_bytes(want, 0), at = r->c.qemu_expect_addr;
+		size_t got = at < cap ? fread(base + at, 1, cap - at, f) : 0;
+		bool more = fgetc(f) != EOF;
+		fclose(f);
+		if (at >= cap || more) {
+			mem_free(want);
+			return diag_set(&r->d, "--qemu-expect: %s at %llu does not fit block %s (%llu bytes)",
+					r->c.qemu_expect_file, (unsigned long long)at, specs[0].name, (unsigned long long)cap);
+		}
+		(void)got;
+	}
+	for (size_t b = 0; b < n && rc == 0; b++)
+		rc = qemu_stream_expect_digest(r->qs, specs[b].name, proto_mem_digest(want, b));
+	mem_free(want);
+	if (rc)
+		return diag_set(&r->d, "qemu expected digests: %s", strerror(-rc));
+	po->stream_filter = qemu_stream_filter;
+	po->stream_filter_arg = r->qs;
+	return 0;
+}
+
 static int make_endpoints(struct run *r)
 {
 	struct proto_opts po;
@@ -119,6 +164,8 @@ static int make_endpoints(struct run *r)
 		wire_chunk_shift(r->c.dst_chunk_bytes, &po.chunk_shift);
 		po.pin_all = r->c.dst_pin_all;
 		po.negotiate = r->c.dst_negotiate;
+		if (r->c.qemu_stream && (rc = setup_qemu_stream(r, &po)))
+			return rc;
 		if ((rc = proto_dst_new(r->w, r->dst, &po, &r->pd)))
 			return diag_set(&r->d, "destination setup: %s", strerror(-rc));
 		if ((rc = hca_world_add_progress(r->w, proto_dst_progress, r->pd)))
@@ -260,6 +307,8 @@ void run_cleanup(struct run *r)
 	r->ps = NULL;
 	proto_dst_free(r->pd);
 	r->pd = NULL;
+	qemu_stream_free(r->qs);
+	r->qs = NULL;
 	hca_world_free(r->w);
 	r->w = NULL;
 	faults_done(r);

@@ -9,6 +9,8 @@
 #include "cli/runcfg.h"
 #include "sim/engine.h"
 
+struct qemu_stream;
+
 enum run_role { ROLE_BOTH, ROLE_SRC, ROLE_DST };
 
 struct run {
@@ -25,6 +27,7 @@ struct run {
 	struct run_outcome out;
 	struct diag d;
 	uint64_t wall_start_ms;
+	struct qemu_stream *qs;     /* --qemu-stream: the reader of a real QEMU's stream */
 	fault_plan *faults;            /* the run's fault plan (empty: only counts calls) */
 	bool faults_io_error;          /* --fault-counts could not be written (d set) */
 };

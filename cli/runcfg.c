@@ -42,6 +42,10 @@ static const struct key keys[] = {
 	{ "on-mismatch", "adapt|refuse", "negotiated source facing another chunk size: adapt (default) or refuse" },
 	{ "dst-memlock", "SIZE", "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)" },
 	{ "ack-timeout", "N", "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)" },
+	{ "qemu-stream", "BOOL", "destination: the source is a real QEMU (read its migration stream; -M none)" },
+	{ "qemu-expect", "FILE@ADDR", "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)" },
+	{ "fault", "RULE", "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md" },
+	{ "fault-counts", "FILE", "write how often each fault site was called, per side (for migbed torture)" },
 	{ "expect", "completed|failed:CAUSE[|CAUSE...]", "the expected outcome (default completed)" },
 	{ "json", "FILE", "write the result as JSON" },
 	{ "events", "FILE", "write the event log" },
@@ -172,6 +176,20 @@ static int set_expect(struct runcfg *c, const char *v, const char *where, struct
 	return 0;
 }
 
+/* A `fault` rule is checked now (the error names its column) and kept as text, in order. */
+static int add_fault(struct runcfg *c, const char *v, const char *where, struct diag *d)
+{
+	struct fault_rule r;
+	struct fault_parse_error e = { 0 };
+	const char *sep = where[0] == '-' ? "" : ": fault";   /* "--fault" already names the key */
+	if (fault_rule_parse(v, &r, &e))
+		return diag_set(d, "%s%s '%s': col %u: %s", where, sep, v, e.col, e.msg);
+	if (c->n_faults == RUNCFG_MAX_FAULTS)
+		return diag_set(d, "%s%s: more than %d rules", where, sep, RUNCFG_MAX_FAULTS);
+	snprintf(c->faults[c->n_faults++], FAULT_SPEC_MAX, "%s", v);
+	return 0;
+}
+
 static int set_copy(char *dst, size_t n, const char *v, const char *where, const char *key, struct diag *d)
 {
 	if (strlen(v) >= n || !v[0])
@@ -255,6 +273,17 @@ static int set_transport(struct runcfg *c, const char *k, const char *v, const c
 		if (get_u64(v, &x, 1, 31))
 			return bad(d, w, k, v, "an exponent from 1 to 31");
 		c->ack_timeout = (int)x;
+		return 0;
+	}
+	if (!strcmp(k, "qemu-stream"))
+		return get_bool(v, &c->qemu_stream) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
+	if (!strcmp(k, "qemu-expect")) {
+		const char *at = strrchr(v, '@');
+		if (!at || at == v || size_parse_u64(at + 1, &c->qemu_expect_addr) != 0 ||
+		    (size_t)(at - v) >= sizeof c->qemu_expect_file)
+			return bad(d, w, k, v, "FILE@ADDR (a file and a decimal guest address)");
+		memcpy(c->qemu_expect_file, v, (size_t)(at - v));
+		c->qemu_expect_file[at - v] = '\0';
 		return 0;
 	}
 	if (!strcmp(k, "dst-memlock"))
@@ -366,6 +395,10 @@ int runcfg_set(struct runcfg *c, const char *key, const char *value, const char 
 		c->quiet = q;
 		return 0;
 	}
+	if (!strcmp(key, "fault"))
+		return add_fault(c, value, where, d);
+	if (!strcmp(key, "fault-counts"))
+		return set_copy(c->fault_counts_path, sizeof c->fault_counts_path, value, where, key, d);
 	return diag_set(d, "%s: key '%s' is not handled (internal)", where, key);
 }
 

@@ -5,12 +5,14 @@
 #define MIGBED_CLI_RUNCFG_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "faults/fault.h"
 #include "sim/diag.h"
 #include "sim/engine.h"
 #include "sim/tracegen.h"
 #include "transport/hca.h"
 
 #define RUNCFG_MAX_EXPECT 8
+#define RUNCFG_MAX_FAULTS 16
 
 struct runcfg {
 	char scenario[1024];        /* path, "" when none */
@@ -33,6 +35,13 @@ struct runcfg {
 	bool refuse_mismatch;               /* --on-mismatch refuse */
 	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none */
 	int ack_timeout;                      /* verbs, -1 = rdma_cm default */
+	bool qemu_stream;                     /* the source is a real QEMU */
+	char qemu_expect_file[1024];          /* what QEMU was loaded with ... */
+	uint64_t qemu_expect_addr;            /* ... at this guest address */
+	/* faults (docs/faults.md): the scenario's `fault =` lines, then --fault options */
+	char faults[RUNCFG_MAX_FAULTS][FAULT_SPEC_MAX];
+	int n_faults;
+	char fault_counts_path[1024];         /* --fault-counts FILE */
 	/* expectation */
 	bool expect_completed;
 	int expect_causes[RUNCFG_MAX_EXPECT];

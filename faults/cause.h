@@ -83,7 +83,7 @@ X(SOURCE_REG_FAILED, "the source could not register its own memory", \
   "memlock limit (ulimit -l, CAP_IPC_LOCK) on the source", \
   "cannot get lkey | cannot get lkey!") \
 X(REMOTE_ACCESS_ERROR, "an RDMA WRITE was rejected by the destination (IBV_WC_REM_ACCESS_ERR)", \
-  "the write fell outside the memory the destination registered: do the peers agree on the chunk size (x-rdma-chunk-size)?", \
+  "the write fell outside the memory the destination registered: do the peers agree on the chunk size (x-rdma-chunk-size)? (or the destination died and its memory was deregistered)", \
   "rdma migration: polling error | Failed to Wait for previous write to complete block %d chunk %lu | rdma migration: complete polling error! | RDMA is in an error state waiting migration to abort!") \
 X(WRITE_POST_FAILED, "posting an RDMA WRITE failed", \
   "the QP may be in the error state after an earlier failure", \
@@ -126,7 +126,16 @@ X(RESOURCE_EXHAUSTED, "migbed ran out of memory or another host resource", \
   "") \
 X(INTERNAL, "an internal invariant failed", \
   "a migbed bug: please report it with the scenario and seed", \
-  "")
+  "") \
+X(QEMU_STREAM_MALFORMED, "the migration stream from QEMU is not valid QEMU migration format", \
+  "the detail quotes the offset and bytes; compare with docs/qemu-in-the-loop.md", \
+  "(QEMU 7.2) Unknown savevm section type %d | Unknown combination of migration flags: 0x%x | Missing section footer for %s | Unknown ramblock \"%s\", cannot accept migration") \
+X(QEMU_STREAM_UNSUPPORTED, "the migration stream from QEMU holds something migbed does not read", \
+  "migbed reads `-M none` streams (ram, timer, globalstate); use -M none and no compression/xbzrle/postcopy", \
+  "(QEMU 7.2 reads it: migbed's limitation, not a QEMU error)") \
+X(QEMU_STREAM_TRUNCATED, "the migration stream from QEMU ended in the middle", \
+  "the source stopped or the capture was cut; the detail says what was expected", \
+  "(QEMU 7.2) load of migration failed: Input/output error")
 
 enum cause_code {
 	CAUSE_NONE = 0,

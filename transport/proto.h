@@ -22,6 +22,8 @@
 #include "transport/hca.h"
 #include "transport/wire.h"
 
+struct stream_buf;
+
 #define PROTO_DEFAULT_WAIT_NS (10ull * 1000 * 1000 * 1000)   /* 10 s, virtual */
 
 struct proto_opts {
@@ -31,6 +33,11 @@ struct proto_opts {
 	uint32_t caps_version;         /* 1; other values test VERSION_UNSUPPORTED */
 	bool negotiate;                /* migbed's chunk-size extension (WIRE_CAP_CHUNK_SIZE) */
 	bool refuse_mismatch;          /* source: fail with CHUNK_SIZE_MISMATCH instead of adapting */
+	/* destination: translate another migration stream (a real QEMU's, transport/qemu_stream.h)
+	 * into migbed's, one QEMU FILE payload at a time; NULL = migbed's own stream */
+	int (*stream_filter)(void *arg, const void *in, size_t len, struct stream_buf *out,
+			     struct cause_ctx *cx);
+	void *stream_filter_arg;
 };
 void proto_opts_defaults(struct proto_opts *o);
 

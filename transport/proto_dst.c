@@ -48,6 +48,7 @@ struct proto_dst {
 	size_t *by_src;            /* source block index -> local block */
 	size_t n_src;
 	stream_parser *sp;
+	struct stream_buf filtered;  /* the stream filter's output (QEMU streams) */
 	bool verified, device_ok;
 	struct proto_stats st;
 	struct cause_ctx cx;
@@ -163,6 +164,7 @@ void proto_dst_free(proto_dst *d)
 	if (d->l)
 		hca_listener_close(d->l);
 	stream_parser_free(d->sp);
+	stream_buf_free(&d->filtered);
 	free(d->blocks);
 	free(d->by_src);
 	free(d);
@@ -539,7 +541,16 @@ static int on_message(proto_dst *d, const struct hca_wc *wc)
 			d->phase = D_NEED_MSG;
 		return d->registering ? 1 : run_stream(d);
 	}
-	if ((rc = stream_parser_feed(d->sp, ctl_data(&d->ctl, WIRE_SLOT_READY), h.len)))
+	const void *bytes = ctl_data(&d->ctl, WIRE_SLOT_READY);
+	size_t n = h.len;
+	if (d->o.stream_filter) {
+		d->filtered.len = 0;
+		if ((rc = d->o.stream_filter(d->o.stream_filter_arg, bytes, n, &d->filtered, &d->cx)))
+			return noted(d, rc);
+		bytes = d->filtered.data;
+		n = d->filtered.len;
+	}
+	if (n && (rc = stream_parser_feed(d->sp, bytes, n)))
 		return fail(d, CAUSE_RESOURCE_EXHAUSTED, "stream buffer: %s", strerror(-rc));
 	d->st.file_bytes += h.len;
 	if ((rc = ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx)))
