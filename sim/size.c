@@ -18,7 +18,7 @@ static const struct size_unit size_units[] = {
 
 /* Leading decimal digits of s into *out; *end always points past them. 0, -EINVAL (no
  * digit), -ERANGE (more than 2^64-1; *out untouched). */
-static int parse_digits(const char *s, uint64_t *out, const char **end)
+int size_parse_digits(const char *s, uint64_t *out, const char **end)
 {
 	uint64_t v = 0;
 	const char *p = s;
@@ -63,7 +63,7 @@ int size_parse(const char *s, uint64_t *out)
 
 	if (!s || !out)
 		return -EINVAL;
-	rc = parse_digits(s, &v, &end);
+	rc = size_parse_digits(s, &v, &end);
 	shift = rc == -EINVAL ? -1 : unit_shift(end);
 	if (shift < 0)
 		return -EINVAL;           /* malformed wins over too large: "99999999999999999999X" */
@@ -83,7 +83,7 @@ int size_parse_u64(const char *s, uint64_t *out)
 
 	if (!s || !out)
 		return -EINVAL;
-	rc = parse_digits(s, &v, &end);
+	rc = size_parse_digits(s, &v, &end);
 	if (rc == -EINVAL || *end != '\0')
 		return -EINVAL;
 	if (rc)

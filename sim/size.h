@@ -13,5 +13,8 @@ int size_parse(const char *s, uint64_t *out);
 const char *size_format(uint64_t bytes, char *buf, size_t buflen);
 /* Decimal unsigned integer, no sign, no unit: 0, -EINVAL or -ERANGE. */
 int size_parse_u64(const char *s, uint64_t *out);
+/* Leading decimal digits of s into *out; *end always points past them. 0, -EINVAL (no
+ * digit), -ERANGE (more than 2^64-1; *out untouched). */
+int size_parse_digits(const char *s, uint64_t *out, const char **end);
 
 #endif

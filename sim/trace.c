@@ -55,35 +55,12 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* Leading decimal digits of s: 0 (*end past them), -EINVAL (none), -ERANGE (> 2^64-1). */
-static int parse_digits(const char *s, uint64_t *out, const char **end)
-{
-	uint64_t v = 0;
-	const char *p = s;
-	bool overflow = false;
-
-	for (; is_digit(*p); p++) {
-		uint64_t digit = (uint64_t)(*p - '0');
-		if (v > (UINT64_MAX - digit) / 10)
-			overflow = true;
-		else
-			v = v * 10 + digit;
-	}
-	*end = p;
-	if (p == s)
-		return -EINVAL;
-	if (overflow)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
 /* "250ms" -> 250000000. 0, -EINVAL (malformed or no unit), -ERANGE (past 2^64-1 ns). */
 static int parse_time_ns(const char *s, uint64_t *out_ns)
 {
 	uint64_t v = 0;
 	const char *unit;
-	int rc = parse_digits(s, &v, &unit);
+	int rc = size_parse_digits(s, &v, &unit);
 
 	if (rc == -EINVAL)
 		return -EINVAL;
@@ -195,7 +172,7 @@ static char *next_token(char **pos)
 static int parse_range_token(const char *tok, uint64_t *a, uint64_t *b)
 {
 	const char *end;
-	int rc = parse_digits(tok, a, &end), rc2;
+	int rc = size_parse_digits(tok, a, &end), rc2;
 
 	if (rc == -EINVAL)
 		return -EINVAL;
@@ -205,7 +182,7 @@ static int parse_range_token(const char *tok, uint64_t *a, uint64_t *b)
 	}
 	if (*end != '-')
 		return -EINVAL;
-	rc2 = parse_digits(end + 1, b, &end);
+	rc2 = size_parse_digits(end + 1, b, &end);
 	if (rc2 == -EINVAL || *end != '\0')
 		return -EINVAL;
 	return rc ? rc : rc2;

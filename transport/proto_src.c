@@ -228,10 +228,10 @@ int proto_src_poll(proto_src *s)
 	return check_alive(s);
 }
 
-/* Block for a send-CQ completion; `what` names it for the timeout cause. */
-static int wait_send_wc(proto_src *s, struct hca_wc *wc, const char *what)
+/* Block for a completion on cq; `what` names it for the TIMEOUT or disconnect cause. */
+static int wait_wc(proto_src *s, enum hca_cq_kind cq, struct hca_wc *wc, const char *what)
 {
-	int rc = hca_wait(s->ep, HCA_CQ_SEND, s->o.wait_timeout_ns, wc);
+	int rc = hca_wait(s->ep, cq, s->o.wait_timeout_ns, wc);
 	if (rc == 0)
 		return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for %s",
 			    (unsigned long long)(s->o.wait_timeout_ns / 1000000), what);
@@ -239,6 +239,11 @@ static int wait_send_wc(proto_src *s, struct hca_wc *wc, const char *what)
 		return fail(s, ctl_wait_cause(rc), "while waiting for %s: %s", what,
 			    rc == -ECONNRESET ? "RDMA_CM_EVENT_DISCONNECTED" : strerror(-rc));
 	return 0;
+}
+
+static int wait_send_wc(proto_src *s, struct hca_wc *wc, const char *what)
+{
+	return wait_wc(s, HCA_CQ_SEND, wc, what);
 }
 
 /* Wait until the control SEND (wr_id 2000) completes; write completions are processed. */
@@ -269,13 +274,9 @@ static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, s
 	snprintf(what, sizeof what, "%s from the destination", wire_type_name(want));
 	for (int i = 0; i < 8; i++) {
 		struct hca_wc wc;
-		int rc = hca_wait(s->ep, HCA_CQ_RECV, s->o.wait_timeout_ns, &wc);
-		if (rc == 0)
-			return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for %s",
-				    (unsigned long long)(s->o.wait_timeout_ns / 1000000), what);
-		if (rc < 0)
-			return fail(s, ctl_wait_cause(rc), "while waiting for %s: %s", what,
-				    rc == -ECONNRESET ? "RDMA_CM_EVENT_DISCONNECTED" : strerror(-rc));
+		int rc = wait_wc(s, HCA_CQ_RECV, &wc, what);
+		if (rc)
+			return rc;
 		if (wc.status != HCA_WC_SUCCESS)
 			return fail(s, ctl_status_cause(wc.status, CAUSE_CONTROL_RECV_ERROR),
 				    "rdma migration: recv polling control error! waiting for %s: status=%s (%s)",
