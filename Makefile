@@ -3,7 +3,8 @@
 #   make               build build/migbed and build/libmigbed.a
 #   make check         every test: cmocka unit tests, Bats (model lane), verbs lane (native or VM)
 #   make bench         benchmarks (ratios, peak memory), results in build/bench/
-#   make coverage      branch coverage report (build-cov/)
+#   make coverage      whole suite on an instrumented build: lcov + HTML report, error-path map (build-cov/coverage/)
+#   make coverage-check  fail on a cause no test produces or coverage under coverage/thresholds
 #   make install PREFIX=/usr/local
 #   make deps          install missing Debian packages (root) or print the apt-get line
 #   make V=1           show the commands
@@ -84,6 +85,14 @@ check: $(BUILD)/migbed $(TEST_BIN)
 
 bench: $(BUILD)/migbed
 	$(Q)BUILD=$(BUILD) scripts/bench.sh
+
+# Coverage has its own build folder (wiped and rebuilt with --coverage); see coverage/run.sh.
+COV_BUILD ?= build-cov
+coverage:
+	$(Q)BUILD=$(COV_BUILD) MAKE=$(MAKE) coverage/run.sh
+
+coverage-check:
+	$(Q)BUILD=$(COV_BUILD) coverage/check.sh
 
 install: $(BUILD)/migbed
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/migbed

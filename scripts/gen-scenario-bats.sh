@@ -3,9 +3,12 @@
 # Bats test in OUT. Each test runs `migbed run SCENARIO EXTRA_ARGS` and passes when migbed
 # says the run met the scenario's own `expect = ...` line (exit 0, verdict=pass), and the
 # verdict line names the expected cause. EXTRA_ARGS (e.g. --backend verbs) apply to all.
+# With MIGBED_RESULTS_DIR set, each test also leaves its JSON result there, as NAME.json (the
+# error-path map, coverage/errpath.sh, reads such a directory).
 set -u
 dir=$1 out=$2; shift 2
 extra="$*"
+tag=$(printf '%s' "$extra" | tr -cs 'A-Za-z0-9' - | sed 's/^-*//; s/-*$//')   # with EXTRA_ARGS: NAME-TAG.json
 mkdir -p "$(dirname "$out")"
 tmp="$out.tmp"
 {
@@ -22,6 +25,9 @@ tmp="$out.tmp"
     echo "@test \"scenario $name${extra:+ ($extra)}: ${desc:-$expect}\" {"
     echo "  run \"\$MIGBED\" run '$abs' $extra --quiet --json \"\$BATS_TEST_TMPDIR/r.json\""
     echo "  echo \"\$output\""
+    echo "  if [ -n \"\${MIGBED_RESULTS_DIR:-}\" ] && [ -s \"\$BATS_TEST_TMPDIR/r.json\" ]; then"
+    echo "    mkdir -p \"\$MIGBED_RESULTS_DIR\" && cp \"\$BATS_TEST_TMPDIR/r.json\" \"\$MIGBED_RESULTS_DIR/$name${tag:+-$tag}.json\""
+    echo "  fi"
     echo "  [ \"\$status\" -eq 0 ]"
     echo "  [[ \"\$output\" == *'verdict=pass'* ]]"
     if [ "$expect" = completed ]; then

@@ -14,16 +14,38 @@
  * failed send completion (its time) and, for errors that also kill the responder
  * (REM_ACCESS_ERR, REM_INV_REQ_ERR, REM_OP_ERR), on the in-process peer as well. Send CQs
  * are drained before recv CQs so that the peer's error time is known when its flushed RECVs
- * are stamped. */
+ * are stamped.
+ *
+ * Faults (faults/fault.h, docs/faults.md). When a plan is attached, every fallible call is
+ * counted under its sites and side and may be failed here, identically for both backends:
+ *   errno     the call returns -errno without reaching the backend;
+ *   status    the send WR is not given to the backend: the front end completes it with that
+ *             status, then moves the QP to error for real (backend qp_to_error; the in-process
+ *             peer's too for REM_ACCESS_ERR / REM_INV_REQ_ERR / REM_OP_ERR, as a responder
+ *             would be); at a wc.* site a successful completion is rewritten and the QP
+ *             goes to error when virtual time reaches that completion (kill_due);
+ *   drop      a send WR reports success and delivers nothing; a completion or CM event is lost;
+ *   delay     a send WR completes and arrives later; a completion becomes visible later; any
+ *             other call first lets the virtual time pass;
+ *   duplicate a control message is posted twice; a CM event is delivered twice;
+ *   corrupt   the control header (or payload) is changed in the sender's buffer before posting;
+ *   qp_error, disconnect, event: the real operation (or a synthetic CM event) before the call;
+ *   die       the process is killed on the spot (SIGKILL).
+ * Send WRs the front end completes itself are "fake" entries of the sends FIFO: they complete
+ * in posting order with the others, without a backend completion. */
 #include <assert.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "faults/fault.h"
 #include "sim/mem.h"
 #include "transport/hca_backend.h"
+#include "transport/wire.h"
 
 #define HCA_SIDE_MAX 8               /* "src", "dst" */
 #define HCA_PROGRESS_MAX 8
@@ -130,6 +152,8 @@ struct posted_send {
 	uint64_t done_ns;
 	uint32_t len;
 	int opcode;                   /* enum hca_wc_opcode */
+	bool fake;                    /* not given to the backend: completes with `status` */
+	int status;
 };
 
 struct progress {
@@ -152,6 +176,7 @@ struct hca_world {
 	bool in_progress;             /* a progress function is running: no recursion */
 	uint64_t n_eps, n_listeners, n_mrs;
 	uint64_t memlock_src, memlock_dst; /* model: per-side pinning limits, 0 = none */
+	fault_plan *faults;           /* borrowed; NULL: no faults, no counting */
 };
 
 struct hca_listener {
@@ -180,6 +205,8 @@ struct hca_ep {
 	uint32_t send_outstanding;    /* posted, completion not yet returned to the user */
 	uint32_t recv_outstanding;
 	uint32_t recv_raw;            /* posted RECVs whose raw completion is not drained yet */
+	uint64_t kill_ns;             /* an injected wc status: the QP dies then (HCA_NO_ERROR: none) */
+	int kill_status;
 	hca_mr *mrs;
 	uint64_t n_mrs;
 };
@@ -191,6 +218,7 @@ struct hca_mr {
 	uint64_t addr, len;
 	uint32_t lkey, rkey;
 	int access;
+	bool dereg_failed;            /* an injected dereg failure: released by hca_ep_destroy */
 };
 
 /* ---- small helpers ------------------------------------------------------------------------ */
@@ -388,6 +416,256 @@ void hca_ep_map_guest(hca_ep *ep, struct mem *m)
 	ep->guest = m;
 }
 
+/* ---- faults (see the top comment and docs/faults.md) --------------------------------------- */
+
+static int world_drain(hca_world *w);
+static void world_pass_time(hca_world *w, uint64_t d_ns);
+
+void hca_world_set_faults(hca_world *w, fault_plan *p)
+{
+	assert(w);
+	w->faults = p;
+}
+
+/* Ask the plan about one call of `side` under sites (most specific first): true and *f when
+ * a rule fires. Every injection is logged; `die` never returns. */
+static bool fault_at(hca_world *w, const char *side, const enum fault_site *sites, size_t n,
+		     struct fault_fire *f)
+{
+	char act[HCA_LOG_FIELD_MAX];
+	int fs = w->faults ? fault_side_lookup(side) : -1;
+
+	if (fs < 0 || !fault_plan_check(w->faults, sites, n, (enum fault_side)fs, now_ns(w), f))
+		return false;
+	fault_action_format(f->action, f->arg, f->delay_ns, act, sizeof(act));
+	HLOG(w, side, "fault", "site=%s side=%s call=%llu action=%s", fault_site_name(f->site), side,
+	     (unsigned long long)f->call, act);
+	if (f->action == FAULT_ACT_DIE) {
+		raise(SIGKILL);           /* a crash, not an exit: nothing is flushed */
+		_exit(128 + SIGKILL);
+	}
+	return true;
+}
+
+/* One-site form. */
+static bool fault_at1(hca_world *w, const char *side, enum fault_site site, struct fault_fire *f)
+{
+	return fault_at(w, side, &site, 1, f);
+}
+
+/* The real transition to ERR (backend), with the front end's error time. */
+static int qp_to_error_now(hca_ep *ep)
+{
+	int rc;
+
+	ep->err_ns = min_u64(ep->err_ns, now_ns(ep->w));
+	rc = ep->w->ops->qp_to_error(ep);
+	HLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
+	return rc;
+}
+
+/* Errors after which the responder's QP is in error too (verbs-facts §1). */
+static bool status_kills_responder(int status)
+{
+	return status == HCA_WC_REM_ACCESS_ERR || status == HCA_WC_REM_INV_REQ_ERR ||
+	       status == HCA_WC_REM_OP_ERR;
+}
+
+/* An injected error status: this QP (and, for the statuses that kill the responder, the
+ * in-process peer's) goes to ERR for real. Nothing is drained here. */
+static void fault_kill_qp(hca_ep *ep, int status)
+{
+	hca_ep *peer;
+
+	ep->err_ns = min_u64(ep->err_ns, now_ns(ep->w));
+	ep->w->ops->qp_to_error(ep);
+	if (!status_kills_responder(status) || !(peer = ep->w->ops->peer(ep)) || !peer->setup)
+		return;
+	peer->err_ns = min_u64(peer->err_ns, now_ns(ep->w));
+	ep->w->ops->qp_to_error(peer);
+}
+
+static void push_synthetic_event(hca_ep *ep, int type)
+{
+	struct hca_cm_event ev = { .type = type };
+
+	if (ring_reserve(&ep->cm, 1) != 0)
+		return;
+	ring_push(&ep->cm, &ev);
+	HLOG(ep->w, ep->side, "cm_event", "type=%s status=0 injected=1", hca_cm_event_name(type));
+}
+
+/* Actions at a call site other than a send WR: 0 to go on with the call (after the side
+ * effect), or -errno to fail it. */
+static int fault_before(hca_ep *ep, const struct fault_fire *f)
+{
+	switch (f->action) {
+	case FAULT_ACT_ERRNO:
+		return -f->arg;
+	case FAULT_ACT_DELAY:
+		world_pass_time(ep->w, f->delay_ns);
+		return 0;
+	case FAULT_ACT_QP_ERROR:
+		if (ep->setup) {
+			qp_to_error_now(ep);
+			world_drain(ep->w);
+		}
+		return 0;
+	case FAULT_ACT_DISCONNECT:
+		hca_disconnect(ep);
+		return 0;
+	case FAULT_ACT_EVENT:
+		push_synthetic_event(ep, f->arg);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* An injected completion error whose time has come: the QP goes to ERR now. */
+static void kill_due(hca_ep *ep)
+{
+	if (ep->kill_ns > now_ns(ep->w) || !ep->setup)
+		return;
+	ep->kill_ns = HCA_NO_ERROR;
+	fault_kill_qp(ep, ep->kill_status);
+	HLOG(ep->w, ep->side, "qp_to_error", "rc=0 fault=%s", hca_wc_status_name(ep->kill_status));
+}
+
+/* Actions at a setup call (ep_create, ep_setup, modify_qp, connect, accept): errno or delay. */
+static int fault_setup_call(hca_world *w, const struct fault_fire *f)
+{
+	if (f->action == FAULT_ACT_ERRNO)
+		return -f->arg;
+	if (f->action == FAULT_ACT_DELAY)
+		world_pass_time(w, f->delay_ns);
+	return 0;
+}
+
+/* connect / accept, then the QP's RTR -> RTS (modify_qp): 0 or the injected -errno. */
+static int fault_conn_call(hca_ep *ep, enum fault_site site)
+{
+	struct fault_fire f;
+	int rc = 0;
+
+	if (fault_at1(ep->w, ep->side, site, &f))
+		rc = fault_setup_call(ep->w, &f);
+	if (rc == 0 && fault_at1(ep->w, ep->side, FAULT_SITE_MODIFY_QP, &f))
+		rc = fault_setup_call(ep->w, &f);
+	return rc;
+}
+
+/* Completion faults on successful completions: rewrite the status (the QP then goes to ERR
+ * for real at the completion's time, see kill_due), make it visible later, or lose it.
+ * false: the completion is dropped. */
+static bool wc_fault(hca_ep *ep, struct hca_wc *wc, uint64_t *t_ns)
+{
+	struct fault_fire f;
+	enum fault_site site = wc->opcode == HCA_WC_OP_RECV	      ? FAULT_SITE_WC_RECV
+			       : wc->opcode == HCA_WC_OP_RDMA_WRITE ? FAULT_SITE_WC_WRITE
+								    : FAULT_SITE_WC_SEND;
+
+	if (wc->status != HCA_WC_SUCCESS || !fault_at1(ep->w, ep->side, site, &f))
+		return true;
+	switch (f.action) {
+	case FAULT_ACT_STATUS:
+		/* the QP dies when the error completion happens, not when it is drained */
+		wc->status = f.arg;
+		if (*t_ns < ep->kill_ns) {
+			ep->kill_ns = *t_ns;
+			ep->kill_status = f.arg;
+		}
+		return true;
+	case FAULT_ACT_DELAY:
+		*t_ns = sat_add(*t_ns, f.delay_ns);
+		return true;
+	case FAULT_ACT_DROP:
+		if (site == FAULT_SITE_WC_RECV) {
+			assert(ep->recv_outstanding > 0);
+			ep->recv_outstanding--;
+		} else {
+			assert(ep->send_outstanding > 0);
+			ep->send_outstanding--;
+		}
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* CM event faults: how many copies of ev to deliver (0 drop, 1, 2 duplicate). */
+static int cm_fault(hca_ep *ep, const struct hca_cm_event *ev)
+{
+	struct fault_fire f;
+	enum fault_site sites[2] = { FAULT_SITE_CM, FAULT_SITE_CM };
+	size_t n = 0;
+
+	if (ev->type >= 0 && ev->type < FAULT_CM_EVENTS)
+		sites[n++] = fault_site_cm(ev->type);
+	sites[n++] = FAULT_SITE_CM;
+	if (!fault_at(ep->w, ep->side, sites, n, &f))
+		return 1;
+	return f.action == FAULT_ACT_DROP ? 0 : f.action == FAULT_ACT_DUPLICATE ? 2 : 1;
+}
+
+/* The 16-byte control header at the start of a SEND when it lies in plain registered memory
+ * (never in a guest block, whose STAMP pages have no bytes): a pointer, or NULL. */
+static uint8_t *send_header(hca_ep *ep, const struct hca_send_wr *wr)
+{
+	size_t b;
+	uint64_t off;
+
+	if (wr->opcode != HCA_WR_SEND || wr->length < WIRE_HDR_BYTES)
+		return NULL;
+	if (ep->guest && mem_resolve(ep->guest, wr->local_addr, WIRE_HDR_BYTES, &b, &off) == 0)
+		return NULL;
+	for (const hca_mr *mr = ep->mrs; mr; mr = mr->next)
+		if (mr->lkey == wr->lkey && wr->local_addr >= mr->addr &&
+		    wr->local_addr - mr->addr <= mr->len - WIRE_HDR_BYTES && mr->len >= WIRE_HDR_BYTES)
+			return (uint8_t *)(uintptr_t)wr->local_addr;
+	return NULL;
+}
+
+/* The sites of a send WR, most specific first: msg.TYPE (a control message), post_send.send
+ * or post_send.write, post_send. */
+static size_t send_sites(hca_ep *ep, const struct hca_send_wr *wr, enum fault_site *sites,
+			 uint8_t **hdr)
+{
+	struct wire_hdr h;
+	size_t n = 0;
+
+	*hdr = ep->w->faults ? send_header(ep, wr) : NULL;
+	if (*hdr && wire_hdr_decode(*hdr, WIRE_HDR_BYTES, &h) >= 0 && h.type < FAULT_MSG_TYPES)
+		sites[n++] = fault_site_msg(h.type);
+	else
+		*hdr = NULL;
+	sites[n++] = wr->opcode == HCA_WR_SEND ? FAULT_SITE_POST_SEND_SEND : FAULT_SITE_POST_SEND_WRITE;
+	sites[n++] = FAULT_SITE_POST_SEND;
+	return n;
+}
+
+/* corrupt: change the header (big-endian fields) or the first payload byte in place; the
+ * sender encodes a fresh header for its next message. false: nothing to corrupt. */
+static bool corrupt_message(uint8_t *hdr, uint32_t length, int how)
+{
+	switch (how) {
+	case FAULT_CORRUPT_LEN:
+		hdr[0] ^= 0x40;           /* len + 1 GiB: "too long length" */
+		return true;
+	case FAULT_CORRUPT_TYPE:
+		hdr[7] ^= 0x80;           /* an unknown type */
+		return true;
+	case FAULT_CORRUPT_REPEAT:
+		hdr[9] ^= 0x01;           /* repeat +/- 65536: over 4096 */
+		return true;
+	default:
+		if (length <= WIRE_HDR_BYTES)
+			return false;
+		hdr[WIRE_HDR_BYTES] ^= 0xff;
+		return true;
+	}
+}
+
 /* ---- draining raw completions and CM events ----------------------------------------------- */
 
 /* Append a stamped completion, keeping t_ns nondecreasing within the queue (RC delivers in
@@ -402,13 +680,6 @@ static void cq_push(hca_ep *ep, enum hca_cq_kind k, struct hca_wc *wc, uint64_t 
 	ring_push(q, wc);
 }
 
-/* Errors after which the responder's QP is in error too (verbs-facts §1). */
-static bool status_kills_responder(int status)
-{
-	return status == HCA_WC_REM_ACCESS_ERR || status == HCA_WC_REM_INV_REQ_ERR ||
-	       status == HCA_WC_REM_OP_ERR;
-}
-
 static void note_send_error(hca_ep *ep, int status, uint64_t t_ns)
 {
 	ep->err_ns = min_u64(ep->err_ns, t_ns);
@@ -420,23 +691,40 @@ static void note_send_error(hca_ep *ep, int status, uint64_t t_ns)
 	}
 }
 
+/* The next send completion in posting order: a fake entry at the head of the FIFO completes
+ * by itself, anything else when the backend reports it. 1 got, 0 none, <0 backend error. */
+static int next_send_wc(hca_ep *ep, struct posted_send *ps, struct hca_wc *wc)
+{
+	int rc;
+
+	if (ep->sends.len > 0 && ((const struct posted_send *)ring_at(&ep->sends, 0))->fake) {
+		ring_pop(&ep->sends, ps);
+		*wc = (struct hca_wc){ .wr_id = ps->wr_id, .status = ps->status };
+		return 1;
+	}
+	rc = ep->w->ops->poll_cq(ep, HCA_CQ_SEND, wc);
+	if (rc <= 0)
+		return rc;
+	assert(ep->sends.len > 0 && "send completion for a WR that was never posted");
+	ring_pop(&ep->sends, ps);
+	assert(!ps->fake && ps->wr_id == wc->wr_id && "RC completes send WRs in posting order");
+	return 1;
+}
+
 static int drain_send_cq(hca_ep *ep)
 {
-	const struct hca_backend_ops *ops = ep->w->ops;
-
 	for (size_t n = ep->sends.len + 1; n > 0; n--) {
 		struct posted_send ps;
 		struct hca_wc wc;
-		int rc = ops->poll_cq(ep, HCA_CQ_SEND, &wc);
+		int rc = next_send_wc(ep, &ps, &wc);
 
 		if (rc <= 0)
 			return rc;
-		assert(ep->sends.len > 0 && "send completion for a WR that was never posted");
-		ring_pop(&ep->sends, &ps);
-		assert(ps.wr_id == wc.wr_id && "RC completes send WRs in posting order");
 		uint64_t t_ns = min_u64(ps.done_ns, ep->err_ns);
 		wc.opcode = ps.opcode;
 		wc.byte_len = ps.len;
+		if (!wc_fault(ep, &wc, &t_ns))
+			continue;
 		if (wc.status != HCA_WC_SUCCESS)
 			note_send_error(ep, wc.status, t_ns);
 		cq_push(ep, HCA_CQ_SEND, &wc, t_ns);
@@ -463,12 +751,14 @@ static int drain_recv_cq(hca_ep *ep)
 			ring_pop(&ep->arrivals, &arrival_ns);
 			t_ns = arrival_ns;
 		}
+		wc.opcode = HCA_WC_OP_RECV;
+		if (!wc_fault(ep, &wc, &t_ns))
+			continue;
 		if (wc.status != HCA_WC_SUCCESS) {
 			if (ep->err_ns != HCA_NO_ERROR)
 				t_ns = max_u64(t_ns, ep->err_ns);
 			ep->err_ns = min_u64(ep->err_ns, t_ns);
 		}
-		wc.opcode = HCA_WC_OP_RECV;
 		cq_push(ep, HCA_CQ_RECV, &wc, t_ns);
 	}
 	assert(!"backend reported more recv completions than RECVs posted");
@@ -484,9 +774,13 @@ static void drain_cm(hca_ep *ep)
 			return;               /* stays queued in the backend */
 		if (ep->w->ops->poll_event(ep, &ev) <= 0)
 			return;
-		ring_push(&ep->cm, &ev);
 		HLOG(ep->w, ep->side, "cm_event", "type=%s status=%d", hca_cm_event_name(ev.type),
 		     ev.status);
+		for (int copies = cm_fault(ep, &ev); copies > 0; copies--) {
+			if (ring_reserve(&ep->cm, 1) != 0)
+				return;
+			ring_push(&ep->cm, &ev);
+		}
 	}
 }
 
@@ -496,6 +790,8 @@ static int world_drain(hca_world *w)
 {
 	int err = 0;
 
+	for (hca_ep *ep = w->eps; ep; ep = ep->next)
+		kill_due(ep);
 	for (hca_ep *ep = w->eps; ep; ep = ep->next) {
 		drain_cm(ep);
 		if (ep->setup) {
@@ -792,6 +1088,7 @@ static hca_ep *ep_alloc(hca_world *w, const char *side)
 	ep->w = w;
 	strcpy(ep->side, side);
 	ep->err_ns = HCA_NO_ERROR;
+	ep->kill_ns = HCA_NO_ERROR;
 	if (ring_init(&ep->arrivals, sizeof(uint64_t), 16) != 0 ||
 	    ring_init(&ep->cm, sizeof(struct hca_cm_event), 8) != 0) {
 		ep_free(ep);
@@ -839,11 +1136,16 @@ static void ep_unlink(hca_ep *ep)
 
 int hca_ep_create(hca_world *w, const char *side, const char *addr, hca_ep **out)
 {
+	struct fault_fire f;
 	hca_ep *ep;
 	int rc;
 
 	if (!w || !is_side(side) || !is_addr(addr) || !out)
 		return -EINVAL;
+	if (fault_at1(w, side, FAULT_SITE_EP_CREATE, &f) && (rc = fault_setup_call(w, &f)) < 0) {
+		HLOG(w, side, "ep_create", "addr=%s rc=%d", addr, rc);
+		return rc;
+	}
 	ep = ep_alloc(w, side);
 	if (!ep)
 		return -ENOMEM;
@@ -867,10 +1169,18 @@ static bool caps_ok(const struct hca_qp_caps *c)
 
 int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
 {
+	struct fault_fire f;
 	int rc;
 
 	if (!ep || ep->setup || !caps_ok(caps))
 		return -EINVAL;
+	/* creating PD, CQs and QP (ep_setup), then the QP's RESET -> INIT (modify_qp) */
+	if ((fault_at1(ep->w, ep->side, FAULT_SITE_EP_SETUP, &f) && (rc = fault_setup_call(ep->w, &f)) < 0) ||
+	    (fault_at1(ep->w, ep->side, FAULT_SITE_MODIFY_QP, &f) && (rc = fault_setup_call(ep->w, &f)) < 0)) {
+		HLOG(ep->w, ep->side, "ep_setup", "send_wr=%u recv_wr=%u rc=%d", caps->max_send_wr,
+		     caps->max_recv_wr, rc);
+		return rc;
+	}
 	if (ring_init(&ep->sends, sizeof(struct posted_send), caps->max_send_wr) != 0 ||
 	    ring_init(&ep->cq[HCA_CQ_SEND], sizeof(struct hca_wc), caps->max_send_wr) != 0 ||
 	    ring_init(&ep->cq[HCA_CQ_RECV], sizeof(struct hca_wc), caps->max_recv_wr) != 0) {
@@ -892,6 +1202,23 @@ out:
 	return 0;
 }
 
+/* MRs whose deregistration failed by an injected fault are still registered: release them
+ * now (the protocol gave up on them). Any other leftover MR is a protocol bug (asserted). */
+static void release_failed_mrs(hca_ep *ep)
+{
+	hca_mr *next;
+
+	for (hca_mr *mr = ep->mrs; mr; mr = next) {
+		next = mr->next;
+		if (!mr->dereg_failed)
+			continue;
+		HLOG(ep->w, ep->side, "dereg_mr", "len=%llu rc=%d leaked=1", (unsigned long long)mr->len,
+		     ep->w->ops->dereg_mr(mr));
+		mr_unlink(mr);
+		free(mr);
+	}
+}
+
 void hca_ep_destroy(hca_ep *ep)
 {
 	hca_world *w;
@@ -899,6 +1226,7 @@ void hca_ep_destroy(hca_ep *ep)
 	if (!ep)
 		return;
 	w = ep->w;
+	release_failed_mrs(ep);
 	assert(ep->n_mrs == 0 && "deregister every MR before hca_ep_destroy");
 	HLOG(w, ep->side, "ep_destroy", "send_outstanding=%u", ep->send_outstanding);
 	ep_unlink(ep);
@@ -1065,7 +1393,10 @@ int hca_connect(hca_ep *ep, const struct hca_conn_params *p, uint64_t timeout_ns
 		return -EINVAL;
 	HLOG(ep->w, ep->side, "connect", "pdata_len=%u retry=%u rnr_retry=%u",
 	     p->private_data_len, p->retry_count, p->rnr_retry_count);
-	rc = ep->w->ops->connect(ep, p);
+	/* rdma_connect, whose QP moves RTR -> RTS (modify_qp) */
+	rc = fault_conn_call(ep, FAULT_SITE_CONNECT);
+	if (rc == 0)
+		rc = ep->w->ops->connect(ep, p);
 	if (rc == 0) {
 		rc = world_wait(ep->w, timeout_ns, connect_check, &cw);
 		rc = rc == 0 ? -ETIMEDOUT : rc;
@@ -1081,7 +1412,9 @@ int hca_accept(hca_ep *ep, const struct hca_conn_params *p)
 
 	if (!ep || !conn_params_ok(p, HCA_PDATA_MAX))
 		return -EINVAL;
-	rc = ep->w->ops->accept(ep, p);
+	rc = fault_conn_call(ep, FAULT_SITE_ACCEPT);
+	if (rc == 0)
+		rc = ep->w->ops->accept(ep, p);
 	HLOG(ep->w, ep->side, "accept", "pdata_len=%u rnr_retry=%u rc=%d", p->private_data_len,
 	     p->rnr_retry_count, rc);
 	world_drain(ep->w);
@@ -1156,6 +1489,7 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 {
 	const int known = HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ;
 	char wbuf[HCA_LOG_FIELD_MAX], lbuf[16], rbuf[16];
+	struct fault_fire f;
 	hca_mr *mr;
 	int rc;
 
@@ -1165,7 +1499,11 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 	if (!mr)
 		return -ENOMEM;
 	*mr = (struct hca_mr){ .ep = ep, .addr = addr, .len = len, .access = access };
-	rc = ep->w->ops->reg_mr(mr, access);
+	rc = 0;
+	if (fault_at1(ep->w, ep->side, FAULT_SITE_REG_MR, &f))
+		rc = fault_before(ep, &f);
+	if (rc == 0)
+		rc = ep->w->ops->reg_mr(mr, access);
 	if (rc < 0) {
 		HLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x rc=%d",
 		     where_str(ep, addr, len, wbuf, sizeof(wbuf)), (unsigned long long)len, access, rc);
@@ -1189,13 +1527,18 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 int hca_dereg_mr(hca_mr *mr)
 {
 	char wbuf[HCA_LOG_FIELD_MAX], rbuf[16];
+	struct fault_fire f;
 	hca_ep *ep;
-	int rc;
+	int rc = 0;
 
 	if (!mr)
 		return -EINVAL;
 	ep = mr->ep;
-	rc = ep->w->ops->dereg_mr(mr);
+	if (fault_at1(ep->w, ep->side, FAULT_SITE_DEREG_MR, &f))
+		rc = fault_before(ep, &f);
+	mr->dereg_failed = rc < 0;    /* still registered: hca_ep_destroy releases it */
+	if (rc == 0)
+		rc = ep->w->ops->dereg_mr(mr);
 	HLOG(ep->w, ep->side, "dereg_mr", "%s len=%llu rkey=%s rc=%d",
 	     where_str(ep, mr->addr, mr->len, wbuf, sizeof(wbuf)), (unsigned long long)mr->len,
 	     key_str(ep->w, mr->rkey, rbuf, sizeof(rbuf)), rc);
@@ -1239,16 +1582,15 @@ static void log_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 		     (unsigned long long)wr->wr_id, wr->length);
 }
 
-int hca_post_send(hca_ep *ep, const struct hca_send_wr *wr)
+/* Give one send WR to the backend; it completes (and arrives) extra_ns later than the cost
+ * model says. */
+static int post_send_one(hca_ep *ep, const struct hca_send_wr *wr, uint64_t extra_ns)
 {
 	hca_ep *peer = NULL;
 	uint64_t link_free_ns;
 	struct posted_send ps;
 	int rc;
 
-	if (!ep || !wr || !ep->setup || !wr->signaled ||
-	    (wr->opcode != HCA_WR_SEND && wr->opcode != HCA_WR_RDMA_WRITE))
-		return -EINVAL;
 	if (ep->send_outstanding >= ep->caps.max_send_wr)
 		return -ENOMEM;
 	if (wr->opcode == HCA_WR_SEND && ep->err_ns == HCA_NO_ERROR)
@@ -1257,7 +1599,7 @@ int hca_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 		return -ENOMEM;
 	link_free_ns = ep->link_free_ns;
 	ps = (struct posted_send){ .wr_id = wr->wr_id, .len = wr->length,
-				   .done_ns = ep_charge_link(ep, wr->length),
+				   .done_ns = sat_add(ep_charge_link(ep, wr->length), extra_ns),
 				   .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND
 								       : HCA_WC_OP_RDMA_WRITE };
 	ring_push(&ep->sends, &ps);   /* sends.len <= send_outstanding < max_send_wr = cap */
@@ -1279,15 +1621,88 @@ int hca_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 	return 0;
 }
 
-int hca_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey)
+/* A send WR the front end completes itself with `status`: SUCCESS (drop: it occupies the
+ * link, nothing arrives) or an error (it never reaches the wire; the QP goes to ERR). */
+static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
+{
+	struct posted_send ps = { .wr_id = wr->wr_id, .len = wr->length, .fake = true, .status = status,
+				  .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND : HCA_WC_OP_RDMA_WRITE };
+
+	if (status == HCA_WC_SUCCESS && ep->err_ns != HCA_NO_ERROR)
+		ps.status = HCA_WC_WR_FLUSH_ERR;          /* as the QP in error would */
+	ps.done_ns = ps.status == HCA_WC_SUCCESS ? ep_charge_link(ep, wr->length) : now_ns(ep->w);
+	ring_push(&ep->sends, &ps);   /* the caller checked send_outstanding < max_send_wr */
+	ep->send_outstanding++;
+	log_post_send(ep, wr);
+	if (status != HCA_WC_SUCCESS)
+		fault_kill_qp(ep, status);
+	world_drain(ep->w);
+	return 0;
+}
+
+static int post_send_fault(hca_ep *ep, const struct hca_send_wr *wr, const struct fault_fire *f,
+			   uint8_t *hdr)
 {
 	int rc;
+
+	switch (f->action) {
+	case FAULT_ACT_STATUS:
+		return post_send_fake(ep, wr, f->arg);
+	case FAULT_ACT_DROP:
+		return post_send_fake(ep, wr, HCA_WC_SUCCESS);
+	case FAULT_ACT_DELAY:
+		return post_send_one(ep, wr, f->delay_ns);
+	case FAULT_ACT_DUPLICATE:
+		rc = post_send_one(ep, wr, 0);
+		if (rc == 0 && post_send_one(ep, wr, 0) != 0)
+			HLOG(ep->w, ep->side, "fault_noop", "action=duplicate reason=send_queue_full");
+		return rc;
+	case FAULT_ACT_CORRUPT:
+		assert(hdr && "corrupt applies to control messages only (msg.* sites)");
+		if (!corrupt_message(hdr, wr->length, f->arg))
+			HLOG(ep->w, ep->side, "fault_noop", "action=corrupt reason=no_payload");
+		return post_send_one(ep, wr, 0);
+	default:
+		rc = fault_before(ep, f);
+		if (rc < 0) {
+			HLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d", (unsigned long long)wr->wr_id, rc);
+			return rc;
+		}
+		return post_send_one(ep, wr, 0);
+	}
+}
+
+int hca_post_send(hca_ep *ep, const struct hca_send_wr *wr)
+{
+	enum fault_site sites[3];
+	struct fault_fire f;
+	uint8_t *hdr;
+	size_t n;
+
+	if (!ep || !wr || !ep->setup || !wr->signaled ||
+	    (wr->opcode != HCA_WR_SEND && wr->opcode != HCA_WR_RDMA_WRITE))
+		return -EINVAL;
+	if (ep->send_outstanding >= ep->caps.max_send_wr)
+		return -ENOMEM;
+	n = send_sites(ep, wr, sites, &hdr);
+	if (fault_at(ep->w, ep->side, sites, n, &f))
+		return post_send_fault(ep, wr, &f, hdr);
+	return post_send_one(ep, wr, 0);
+}
+
+int hca_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey)
+{
+	struct fault_fire f;
+	int rc = 0;
 
 	if (!ep || !ep->setup)
 		return -EINVAL;
 	if (ep->recv_outstanding >= ep->caps.max_recv_wr)
 		return -ENOMEM;
-	rc = ep->w->ops->post_recv(ep, wr_id, addr, len, lkey);
+	if (fault_at1(ep->w, ep->side, FAULT_SITE_POST_RECV, &f))
+		rc = fault_before(ep, &f);
+	if (rc == 0)
+		rc = ep->w->ops->post_recv(ep, wr_id, addr, len, lkey);
 	HLOG(ep->w, ep->side, "post_recv", "wr_id=0x%llx len=%u rc=%d", (unsigned long long)wr_id,
 	     len, rc);
 	if (rc < 0)
@@ -1374,13 +1789,16 @@ int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc
 
 int hca_qp_to_error(hca_ep *ep)
 {
+	struct fault_fire f;
 	int rc;
 
 	if (!ep || !ep->setup)
 		return -EINVAL;
-	ep->err_ns = min_u64(ep->err_ns, now_ns(ep->w));
-	rc = ep->w->ops->qp_to_error(ep);
-	HLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
+	if (fault_at1(ep->w, ep->side, FAULT_SITE_MODIFY_QP, &f) && (rc = fault_setup_call(ep->w, &f)) < 0) {
+		HLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
+		return rc;
+	}
+	rc = qp_to_error_now(ep);
 	world_drain(ep->w);
 	return rc;
 }

@@ -34,6 +34,7 @@
 #include "sim/vclock.h"
 
 struct mem;
+struct fault_plan;
 
 enum hca_backend_kind { HCA_BACKEND_MODEL, HCA_BACKEND_VERBS };
 
@@ -172,6 +173,10 @@ evlog *hca_world_evlog(hca_world *w);
 enum hca_backend_kind hca_world_kind(const hca_world *w);
 const char *hca_world_backend_name(const hca_world *w);
 int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg);
+/* Attach a fault plan (faults/fault.h, docs/faults.md): from now on every fallible call of
+ * the world's "src" / "dst" endpoints is counted under its fault sites and may be failed as
+ * the plan says, on either backend. Borrowed: the plan must outlive the world. NULL: none. */
+void hca_world_set_faults(hca_world *w, struct fault_plan *p);
 /* Outstanding verbs objects (ep, mr, listener) of the world: 0 after a clean teardown. */
 uint64_t hca_world_live_objects(const hca_world *w);
 

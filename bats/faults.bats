@@ -1,0 +1,143 @@
+#!/usr/bin/env bats
+# Fault plans (docs/faults.md) through the CLI: --fault and `fault =` lines, their errors (the
+# column of the problem, exit 2, nothing written), the event-log line of every injection,
+# --fault-counts, seeded probabilities, die. The matrix of sites x actions with expected
+# causes is data: bats/scenarios/fault-*.scn (one generated test each).
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+SMALL=(--pattern rand-set --guest 16M --workers 2 --worker-bytes 4M --sweep-rate 64M --duration-ms 200 --seed 7)
+
+setup() {
+  cd "$BATS_TEST_TMPDIR"
+}
+
+@test "run --help documents --fault and --fault-counts" {
+  run "$MIGBED" run --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"--fault RULE"*"SITE[@SIDE] [TRIGGER...] -> ACTION"* ]]
+  [[ "$output" == *"--fault-counts FILE"* ]]
+}
+
+@test "a bad --fault names the column and the problem, exits 2 and writes nothing" {
+  run "$MIGBED" run "${SMALL[@]}" --json r.json --events ev --fault 'reg_mr@dsr #3 -> errno(ENOMEM)'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--fault 'reg_mr@dsr #3 -> errno(ENOMEM)': col 8: unknown side 'dsr' (src or dst)"* ]]
+  [ ! -e r.json ] && [ ! -e ev ] && [ ! -e r.json.tmp ] && [ ! -e ev.tmp ]
+  run "$MIGBED" run --fault 'wc.recv -> errno(EIO)'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"col 12: action 'errno' does not apply to site 'wc.recv'"* ]]
+  run "$MIGBED" run --fault 'msg.ready #0 -> drop'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"col 12: #N (the Nth matching call) must be at least 1"* ]]
+}
+
+@test "a bad fault line in a scenario names file, line and column" {
+  printf 'guest = 16M\n# a comment\nfault = post_send.write@src >20 -> qp_error\n' >bad.scn
+  run "$MIGBED" run bad.scn --json r.json
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"bad.scn:3: fault 'post_send.write@src >20 -> qp_error': col 24: >T (after virtual time T) needs a unit (ns, us, ms or s)"* ]]
+  [ ! -e r.json ]
+}
+
+@test "at most 16 rules" {
+  args=()
+  for i in $(seq 17); do args+=(--fault "dereg_mr #$i -> errno(EBUSY)"); done
+  run "$MIGBED" run "${SMALL[@]}" "${args[@]}"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--fault: more than 16 rules"* ]]
+}
+
+@test "every injection is one event-log line: site, side, call number, action" {
+  run "$MIGBED" run "${SMALL[@]}" --quiet --events ev --json r.json --fault 'reg_mr@dst #4 -> errno(ENOMEM)'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"verdict=fail status=failed cause=DEST_REG_FAILED side=dst"* ]]
+  run grep -c ' fault ' ev
+  [ "$output" -eq 1 ]
+  grep -Eq '^[0-9]+\.[0-9]{9} dst fault site=reg_mr side=dst call=4 action=errno\(ENOMEM\)$' ev
+  # the failed call is logged with its errno, and nothing was registered by it
+  grep -A1 ' fault site=reg_mr' ev | grep -q 'dst reg_mr .* rc=-12$'
+}
+
+@test "a rule without a side counts both sides; the logged call number is per side" {
+  "$MIGBED" run "${SMALL[@]}" --quiet --events ev --fault 'post_recv #3 -> delay(1ms)' >/dev/null
+  # the 3rd post_recv of the run, whichever side; the line names that side's own count
+  line=$(grep ' fault ' ev)
+  side=$(sed -n 's/.* side=\([a-z]*\) .*/\1/p' <<<"$line")
+  call=$(sed -n 's/.* call=\([0-9]*\) .*/\1/p' <<<"$line")
+  n=$(grep -m1 -n ' fault ' ev | cut -d: -f1)
+  # the number of post_recv lines of that side before the fault line, plus this one
+  before=$(head -n "$n" ev | grep -c " $side post_recv ")
+  [ "$call" -eq $((before + 1)) ]
+  [ "$(head -n "$n" ev | grep -c ' post_recv ')" -eq 2 ]
+}
+
+@test "--fault adds to the scenario's fault lines; the first rule that fires wins the call" {
+  printf 'guest = 16M\nworker-bytes = 4M\nduration-ms = 200\nfault = reg_mr@dst #4 -> errno(ENOMEM)\n' >s.scn
+  run "$MIGBED" run s.scn --quiet --fault 'reg_mr@dst #4 -> errno(EPERM)' --events ev
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cause=DEST_REG_FAILED"* ]]
+  grep -q 'fault site=reg_mr side=dst call=4 action=errno(ENOMEM)' ev
+  ! grep -q 'errno(EPERM)' ev
+}
+
+@test "--fault-counts: calls per site and side, consistent with the event log" {
+  run "$MIGBED" run "${SMALL[@]}" --quiet --events ev --fault-counts counts
+  [ "$status" -eq 0 ]
+  [ "$(head -1 counts)" = "# migbed fault-counts 1" ]
+  for side in src dst; do
+    for site in reg_mr dereg_mr post_recv; do
+      want=$(grep -c " $side $site " ev)
+      got=$(awk -v s="$site" -v d="$side" '$1 == s && $2 == d { print $3 }' counts)
+      [ "$want" -gt 0 ] && [ "$got" = "$want" ]
+    done
+  done
+  # every send WR is counted once under post_send and once under .write or .send
+  awk '$1 == "post_send" { a[$2] = $3 } $1 ~ /^post_send\./ { b[$2] += $3 } END { for (s in a) if (a[s] != b[s]) exit 1 }' counts
+  # control messages: msg.* adds up to post_send.send
+  awk '$1 ~ /^msg\./ { m[$2] += $3 } $1 == "post_send.send" { s[$2] = $3 } END { for (x in s) if (m[x] != s[x]) exit 1 }' counts
+  grep -q '^connect src 1$' counts
+  grep -q '^accept dst 1$' counts
+  run "$MIGBED" run "${SMALL[@]}" --quiet --fault-counts /nonexistent/dir/counts
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"/nonexistent/dir/counts: cannot write the fault counts"* ]]
+}
+
+@test "~P draws from the run seed: same seed, same injections; another seed, others" {
+  for i in 1 2; do
+    "$MIGBED" run "${SMALL[@]}" --quiet --events ev$i --fault 'wc.recv ~0.3 -> delay(1ms)' >/dev/null
+  done
+  "$MIGBED" run "${SMALL[@]}" --seed 8 --quiet --events ev3 --fault 'wc.recv ~0.3 -> delay(1ms)' >/dev/null
+  cmp ev1 ev2
+  n=$(grep -c ' fault ' ev1)
+  [ "$n" -gt 5 ]
+  ! cmp -s <(grep ' fault ' ev1 | cut -d' ' -f2-) <(grep ' fault ' ev3 | cut -d' ' -f2-)
+}
+
+@test "a fault that never fires changes nothing: same log as a run without it" {
+  "$MIGBED" run "${SMALL[@]}" --quiet --events a >/dev/null
+  "$MIGBED" run "${SMALL[@]}" --quiet --events b --fault 'reg_mr@dst #9999 -> errno(ENOMEM)' >/dev/null
+  cmp a b
+}
+
+@test "die kills the process on the spot (SIGKILL): no verdict, no half-written files" {
+  # a killed run leaves its temporary trace in TMPDIR: keep it in the test's folder
+  TMPDIR=$BATS_TEST_TMPDIR run -137 "$MIGBED" run "${SMALL[@]}" --json r.json --events ev --fault 'reg_mr@dst #5 -> die'
+  [[ "$output" != *"verdict="* ]]
+  [ ! -e r.json ] && [ ! -e ev ]    # only ev.tmp, the log being written when it died
+}
+
+@test "dropped RDMA WRITEs are caught by the destination's verification" {
+  run "$MIGBED" run "${SMALL[@]}" --quiet --json r.json --fault 'post_send.write@src #16 -> drop'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cause=VERIFY_MISMATCH side=dst"* ]]
+  grep -q '"verified":false' r.json
+}
+
+@test "a lost completion ends in a bounded TIMEOUT that names what was awaited" {
+  run "$MIGBED" run "${SMALL[@]}" --wait-timeout-ms 500 --fault 'wc.write@src #2 -> drop'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cause: TIMEOUT (src side)"* ]]
+  [[ "$output" == *"detail: waiting 500 ms for outstanding RDMA WRITE completions (drain)"* ]]
+}

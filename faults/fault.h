@@ -1,0 +1,143 @@
+/* fault - fault plans: which calls at the HCA seam fail, when, and how (docs/faults.md).
+ *
+ * A plan is a list of rules, one per spec string:
+ *
+ *   SITE[@SIDE] [TRIGGER ...] -> ACTION          e.g.  reg_mr@dst #3 -> errno(ENOMEM)
+ *
+ * The seam's front end (transport/hca.c) asks the plan at every fallible call: it names the
+ * call's sites, most specific first (a READY SEND is msg.ready, post_send.send and post_send),
+ * and its side. The plan counts the call under each site and side (the counts drive
+ * `migbed torture`), then lets the rules that match decide, in plan order; the first rule
+ * whose trigger fires is the one injection of that call (a later rule due on the same call
+ * is shadowed: the call still uses up its turn). Triggers are pure arithmetic on the
+ * rule's own count of matching calls, the virtual time and a PRNG stream derived from the
+ * run seed and the rule's index, so a run is a pure function of (inputs, seed, plan).
+ *
+ * Parsing reports the 1-based column of the first error. Nothing here reads the wall clock. */
+#ifndef MIGBED_FAULTS_FAULT_H
+#define MIGBED_FAULTS_FAULT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define FAULT_SPEC_MAX 200          /* bytes of one rule's text, NUL included */
+#define FAULT_RULES_MAX 32
+#define FAULT_CM_EVENTS 16          /* enum hca_cm_event_type 0..15 */
+#define FAULT_MSG_TYPES 12          /* enum wire_type 0..11 */
+#define FAULT_MAX_DELAY_NS (3600ull * 1000000000ull)
+
+enum fault_side { FAULT_SIDE_SRC, FAULT_SIDE_DST, FAULT_SIDES, FAULT_SIDE_ANY = FAULT_SIDES };
+
+enum fault_site {
+	FAULT_SITE_REG_MR,
+	FAULT_SITE_DEREG_MR,
+	FAULT_SITE_POST_SEND,           /* every send WR */
+	FAULT_SITE_POST_SEND_WRITE,
+	FAULT_SITE_POST_SEND_SEND,
+	FAULT_SITE_POST_RECV,
+	FAULT_SITE_WC_SEND,             /* successful completions, by opcode */
+	FAULT_SITE_WC_WRITE,
+	FAULT_SITE_WC_RECV,
+	FAULT_SITE_EP_CREATE,           /* address + route resolution */
+	FAULT_SITE_EP_SETUP,            /* PD, CQs, QP */
+	FAULT_SITE_MODIFY_QP,           /* ->INIT (setup), ->RTR/RTS (connect/accept), ->ERR */
+	FAULT_SITE_CONNECT,
+	FAULT_SITE_ACCEPT,
+	FAULT_SITE_CM,                  /* every CM event delivered to an endpoint */
+	FAULT_SITE_CM_EVENT,            /* + enum hca_cm_event_type: cm.established, ... */
+	FAULT_SITE_MSG = FAULT_SITE_CM_EVENT + FAULT_CM_EVENTS,   /* + enum wire_type */
+	FAULT_SITE_COUNT = FAULT_SITE_MSG + FAULT_MSG_TYPES
+};
+
+enum fault_action {
+	FAULT_ACT_ERRNO,                /* arg: errno value */
+	FAULT_ACT_STATUS,               /* arg: enum hca_wc_status */
+	FAULT_ACT_QP_ERROR,
+	FAULT_ACT_DISCONNECT,
+	FAULT_ACT_DROP,
+	FAULT_ACT_DELAY,                /* delay_ns */
+	FAULT_ACT_DUPLICATE,
+	FAULT_ACT_CORRUPT,              /* arg: enum fault_corrupt */
+	FAULT_ACT_EVENT,                /* arg: enum hca_cm_event_type */
+	FAULT_ACT_DIE,
+	FAULT_ACT_COUNT
+};
+
+/* What `corrupt` changes in a control message (in the sender's buffer, before posting). */
+enum fault_corrupt { FAULT_CORRUPT_LEN, FAULT_CORRUPT_TYPE, FAULT_CORRUPT_REPEAT, FAULT_CORRUPT_PAYLOAD };
+
+struct fault_rule {
+	enum fault_site site;
+	enum fault_side side;           /* FAULT_SIDE_ANY: both */
+	uint64_t first;                 /* #N: the first matching call that may fire (1-based) */
+	uint64_t every;                 /* %N: then every N-th (1 = each) */
+	uint64_t after_ns;              /* >T: calls before this virtual time do not count */
+	double probability;             /* ~P: 1.0 = always */
+	uint64_t max_fires;             /* *K: 0 = unlimited */
+	enum fault_action action;
+	int arg;
+	uint64_t delay_ns;
+};
+
+struct fault_parse_error {
+	unsigned col;                   /* 1-based column in the spec */
+	char msg[160];
+};
+
+/* What the seam must do for one call: the firing rule's action and where it came from. */
+struct fault_fire {
+	enum fault_action action;
+	int arg;
+	uint64_t delay_ns;
+	enum fault_site site;           /* the rule's site (one of the call's sites) */
+	uint64_t call;                  /* the call's number under (site, side), 1-based */
+	size_t rule;                    /* index in the plan */
+};
+
+typedef struct fault_plan fault_plan;
+
+/* Parse one rule. 0, or -EINVAL with *err set (err may be NULL). */
+int fault_rule_parse(const char *spec, struct fault_rule *out, struct fault_parse_error *err);
+/* The canonical text of a rule (parses back to the same rule). Returns snprintf's count. */
+int fault_rule_format(const struct fault_rule *r, char *buf, size_t n);
+/* "errno(ENOMEM)", "delay(5ms)", "corrupt(len)", ... into buf. */
+int fault_action_format(enum fault_action a, int arg, uint64_t delay_ns, char *buf, size_t n);
+
+const char *fault_site_name(enum fault_site s);       /* "reg_mr", "msg.ready", ... */
+const char *fault_side_name(enum fault_side s);       /* "src", "dst", "any" */
+/* "reg_mr" -> site; -1 if unknown. */
+int fault_site_lookup(const char *name);
+/* "src"/"source" -> FAULT_SIDE_SRC, "dst"/"dest" -> FAULT_SIDE_DST; -1 otherwise. */
+int fault_side_lookup(const char *name);
+enum fault_site fault_site_msg(uint32_t wire_type);   /* asserts wire_type < 12 */
+enum fault_site fault_site_cm(int event_type);        /* asserts 0 <= type < 16 */
+/* May `action` be used at `site`? (the grammar's compatibility table) */
+bool fault_action_allowed(enum fault_site site, enum fault_action action);
+/* errno name <-> value for the errno(...) action ("ENOMEM" <-> ENOMEM); NULL / -1 if unknown. */
+const char *fault_errno_name(int err);
+int fault_errno_lookup(const char *name);
+
+/* An empty plan that still counts calls. seed: the run seed (for ~P triggers). */
+int fault_plan_new(uint64_t seed, fault_plan **out);
+void fault_plan_free(fault_plan *p);
+/* Append a rule: 0, -EINVAL (bad rule), -ENOSPC (more than FAULT_RULES_MAX). */
+int fault_plan_add(fault_plan *p, const struct fault_rule *r);
+/* Parse and append. 0 or -EINVAL (err set), -ENOSPC. */
+int fault_plan_add_spec(fault_plan *p, const char *spec, struct fault_parse_error *err);
+size_t fault_plan_n_rules(const fault_plan *p);
+const struct fault_rule *fault_plan_rule(const fault_plan *p, size_t i);
+
+/* One call at the seam under sites[0..n) (distinct) on side (SRC or DST) at virtual time
+ * now_ns: counted under each site; true and *f when a rule fires. */
+bool fault_plan_check(fault_plan *p, const enum fault_site *sites, size_t n, enum fault_side side,
+		      uint64_t now_ns, struct fault_fire *f);
+/* Calls counted so far under (site, side). */
+uint64_t fault_plan_calls(const fault_plan *p, enum fault_site site, enum fault_side side);
+/* Injections so far (all rules). */
+uint64_t fault_plan_injected(const fault_plan *p);
+/* The counts as text, one "SITE SIDE N" line per (site, side) called at least once, after a
+ * "# migbed fault-counts 1" line (what `migbed torture` reads). 0 or -EIO. */
+int fault_plan_write_counts(const fault_plan *p, FILE *f);
+
+#endif
