@@ -8,9 +8,11 @@
  *                or its own cause, usually a consequence (PEER_ERROR, CONTROL_RECV_ERROR,
  *                PEER_DISCONNECTED) of the source's failure
  * The destination passes a `failed:...` expectation whenever it failed. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/run_ctx.h"
@@ -23,7 +25,9 @@ static void usage_source(FILE *f)
 	fprintf(f, "usage: migbed source --connect IP:PORT[@SRC_IP] [SCENARIO] [--key VALUE ...]\n\n"
 		   "The source side of a two-process migration: replays the trace and migrates the\n"
 		   "guest to `migbed dest` (or a QEMU destination) at IP:PORT, optionally from the\n"
-		   "local address SRC_IP (it picks the RDMA device). Same keys as `migbed run`:\n\n");
+		   "local address SRC_IP (it picks the RDMA device). --dump-mem FILE writes the\n"
+		   "first RAM block's bytes after the run (bytes memory; to compare with a QEMU\n"
+		   "destination's pmemsave). Same keys as `migbed run`:\n\n");
 	runcfg_print_keys(f);
 	fprintf(f, "\nexit status: 0 the run met its expectation, 1 it did not, 2 bad usage or input.\n");
 }
@@ -95,19 +99,61 @@ static struct run *start(int *argc, char **argv, enum run_role role, void (*usag
 	return r;
 }
 
+/* --dump-mem: block 0's bytes into `f` (FILE.tmp, opened before the run), then renamed to
+ * FILE: whole or not at all (not at all unless `keep`). 0 or -errno. */
+static int dump_mem(mem *m, FILE *f, const char *path, bool keep)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	const uint8_t *p = mem_block_ptr(m, 0);
+	uint64_t n = mem_block_bytes(m, 0);
+	int rc = !keep ? -ECANCELED : fwrite(p, 1, n, f) == n ? 0 : -EIO;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+static FILE *dump_open(const char *path)
+{
+	char tmp[4200];
+	if (strlen(path) > 4000) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	return fopen(tmp, "wb");
+}
+
 int cmd_source(int argc, char **argv)
 {
-	const char *addr = NULL;
+	const char *addr = NULL, *dump = NULL;
 	int code = CLI_EXIT_USAGE;
 	if (take_opt(&argc, argv, "--connect", &addr) < 0)
 		return cli_usage_error("source: --connect needs IP:PORT");
+	if (take_opt(&argc, argv, "--dump-mem", &dump) < 0)
+		return cli_usage_error("source: --dump-mem needs a FILE");
 	bool help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
 	if (!addr && !help)
 		return cli_usage_error("source: --connect IP:PORT is required (see migbed source --help)");
 	struct run *r = start(&argc, argv, ROLE_SRC, usage_source, &code);
 	if (!r)
 		return code;
+	FILE *df = NULL;
+	if (dump && (mem_repr(r->src) != MEM_REPR_BYTES || !(df = dump_open(dump)))) {
+		fprintf(stderr, "migbed: source: --dump-mem %s: %s\n", dump,
+			df || mem_repr(r->src) != MEM_REPR_BYTES ? "needs --mem bytes" : strerror(errno));
+		evlog_abort(r->ev);
+		r->ev = NULL;
+		run_cleanup(r);
+		free(r);
+		return CLI_EXIT_USAGE;
+	}
 	int rc = engine_run(&r->c.eng, r->trace_path, r->src, r->w, r->ps, addr, &r->m, &r->d);
+	int drc = df ? dump_mem(r->src, df, dump, rc != ENGINE_INPUT_ERROR) : 0;
 	if (rc == ENGINE_INPUT_ERROR) {
 		fprintf(stderr, "migbed: source: %s\n", r->d.msg);
 		evlog_abort(r->ev);
@@ -120,8 +166,16 @@ int cmd_source(int argc, char **argv)
 	r->out.src_completed = r->out.dst_completed = r->out.verified = rc == 0;
 	run_outcome_judge(&r->out, &r->c);
 	r->m.status = r->out.completed ? "completed" : "failed";
+	bool qemu_peer = r->c.qemu_stream;
 	code = run_finish_report(r);
 	free(r);
+	if (qemu_peer && rc == 0)
+		fprintf(stderr, "migbed: source: the destination is a real QEMU: the stream was delivered, but "
+				"its verdict is only on its QMP (query-migrate, query-status; compare pmemsave with --dump-mem)\n");
+	if (drc) {
+		fprintf(stderr, "migbed: source: --dump-mem %s: %s\n", dump, strerror(-drc));
+		code = CLI_EXIT_USAGE;
+	}
 	return code;
 }
 

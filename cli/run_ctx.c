@@ -152,6 +152,19 @@ static int setup_qemu_stream(struct run *r, struct proto_opts *po)
 	return 0;
 }
 
+/* --qemu-stream on the source: the destination is a real QEMU 7.2 -M none; the stream is
+ * translated into QEMU's and nothing is confirmed after EOF (check QEMU over QMP). */
+static int setup_qemu_writer(struct run *r, struct proto_opts *po)
+{
+	int rc = qemu_stream_writer_new(NULL, &r->qw);
+	if (rc)
+		return diag_set(&r->d, "qemu stream writer: %s", strerror(-rc));
+	po->stream_out_filter = qemu_stream_out_filter;
+	po->stream_out_filter_arg = r->qw;
+	po->peer_is_qemu = true;
+	return 0;
+}
+
 static int make_endpoints(struct run *r)
 {
 	struct proto_opts po;
@@ -175,6 +188,8 @@ static int make_endpoints(struct run *r)
 		wire_chunk_shift(r->c.chunk_bytes, &po.chunk_shift);
 		po.pin_all = r->c.pin_all;
 		po.negotiate = r->c.src_negotiate;
+		if (r->role == ROLE_SRC && r->c.qemu_stream && (rc = setup_qemu_writer(r, &po)))
+			return rc;
 		if ((rc = proto_src_new(r->w, r->src, &po, &r->ps)))
 			return diag_set(&r->d, "source setup: %s", strerror(-rc));
 	}
@@ -309,6 +324,8 @@ void run_cleanup(struct run *r)
 	r->pd = NULL;
 	qemu_stream_free(r->qs);
 	r->qs = NULL;
+	qemu_stream_writer_free(r->qw);
+	r->qw = NULL;
 	hca_world_free(r->w);
 	r->w = NULL;
 	faults_done(r);

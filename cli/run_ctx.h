@@ -10,6 +10,7 @@
 #include "sim/engine.h"
 
 struct qemu_stream;
+struct qemu_stream_writer;
 
 enum run_role { ROLE_BOTH, ROLE_SRC, ROLE_DST };
 
@@ -28,6 +29,7 @@ struct run {
 	struct diag d;
 	uint64_t wall_start_ms;
 	struct qemu_stream *qs;     /* --qemu-stream: the reader of a real QEMU's stream */
+	struct qemu_stream_writer *qw; /* --qemu-stream on the source: writes QEMU's stream */
 	fault_plan *faults;            /* the run's fault plan (empty: only counts calls) */
 	bool faults_io_error;          /* --fault-counts could not be written (d set) */
 };

@@ -11,7 +11,7 @@
 /* Causes that are consequences of the peer's failure, not a failure of their own. */
 static bool secondary(int cause)
 {
-	return cause == CAUSE_PEER_ERROR || cause == CAUSE_PEER_DISCONNECTED || cause == CAUSE_CONTROL_RECV_ERROR ||
+	return cause == CAUSE_PEER_ERROR || cause == CAUSE_PEER_DISCONNECTED || cause == CAUSE_QP_ERROR ||
 	       cause == CAUSE_DEST_INCOMPLETE;
 }
 
@@ -24,6 +24,8 @@ static bool src_first(const struct run_outcome *o)
 	bool ss = secondary(o->src.cause), ds = secondary(o->dst.cause);
 	if (ss != ds)
 		return ds;
+	if (ss && (o->src.cause == CAUSE_PEER_DISCONNECTED) != (o->dst.cause == CAUSE_PEER_DISCONNECTED))
+		return o->dst.cause == CAUSE_PEER_DISCONNECTED;   /* any consequence says more than a disconnect */
 	return o->src.t_ns <= o->dst.t_ns;
 }
 

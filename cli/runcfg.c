@@ -42,7 +42,7 @@ static const struct key keys[] = {
 	{ "on-mismatch", "adapt|refuse", "negotiated source facing another chunk size: adapt (default) or refuse" },
 	{ "dst-memlock", "SIZE", "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)" },
 	{ "ack-timeout", "N", "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)" },
-	{ "qemu-stream", "BOOL", "destination: the source is a real QEMU (read its migration stream; -M none)" },
+	{ "qemu-stream", "BOOL", "the peer is a real QEMU 7.2 -M none: dest reads its stream; source (`migbed source`) writes one" },
 	{ "qemu-expect", "FILE@ADDR", "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)" },
 	{ "fault", "RULE", "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md" },
 	{ "fault-counts", "FILE", "write how often each fault site was called, per side (for migbed torture)" },

@@ -1762,8 +1762,18 @@ static int cq_check(void *arg)
 	for (size_t i = 0; i < q->len; i++) {
 		const struct hca_cm_event *ev = ring_at(q, i);
 
-		if (ev->type == HCA_CM_DISCONNECTED)
+		if (ev->type == HCA_CM_DISCONNECTED) {
+			/* A completion already generated (on rxe: a CQE that arrived before the peer's
+			 * DISCONNECTED) is reported first, at its own time: the REM_ACCESS_ERR of a
+			 * write says more than the disconnect that followed it. */
+			const struct ring *cq = &cw->ep->cq[cw->cq];
+			if (cq->len > 0) {
+				vclock_catch_up(&cw->ep->w->clk, ((const struct hca_wc *)ring_at(cq, 0))->t_ns);
+				if (ep_pop_visible(cw->ep, cw->cq, cw->wc))
+					return 1;
+			}
 			return -ECONNRESET;
+		}
 		if (ev->type == HCA_CM_DEVICE_REMOVAL)
 			return -ENODEV;
 	}

@@ -38,6 +38,15 @@ struct proto_opts {
 	int (*stream_filter)(void *arg, const void *in, size_t len, struct stream_buf *out,
 			     struct cause_ctx *cx);
 	void *stream_filter_arg;
+	/* source: the mirror; every flush passes its buffered stream bytes through it before
+	 * they are cut into QEMU FILE messages (transport/qemu_stream.h's writer makes QEMU's
+	 * stream of them); NULL = send migbed's own stream */
+	int (*stream_out_filter)(void *arg, const void *in, size_t len, struct stream_buf *out,
+				 struct cause_ctx *cx);
+	void *stream_out_filter_arg;
+	/* source: the destination is a real QEMU, which confirms nothing after EOF (its
+	 * verdict is only on its own QMP): proto_src_await_peer does not wait for it */
+	bool peer_is_qemu;
 };
 void proto_opts_defaults(struct proto_opts *o);
 
@@ -75,7 +84,8 @@ int proto_src_save_page(proto_src *s, size_t b, uint64_t page);
 /* Nonblocking: reap write completions (after each page, as QEMU does). */
 int proto_src_poll(proto_src *s);
 /* After EOF: wait (bounded) for the destination to confirm by disconnecting; an ERROR
- * from it (e.g. its verification failed) fails the source with PEER_ERROR. */
+ * from it (e.g. its verification failed) fails the source with PEER_ERROR. With
+ * peer_is_qemu it returns at once: the source cannot know a QEMU destination's verdict. */
 int proto_src_await_peer(proto_src *s);
 /* Bytes counted as transferred so far (stream + RDMA, counted when posted). */
 uint64_t proto_src_transferred(const proto_src *s);

@@ -123,6 +123,8 @@ int ctl_status_cause(int status, int fallback)
 		return CAUSE_RNR_RETRY_EXCEEDED;
 	case HCA_WC_RETRY_EXC_ERR:
 		return CAUSE_TRANSPORT_RETRY_EXCEEDED;
+	case HCA_WC_WR_FLUSH_ERR:
+		return CAUSE_QP_ERROR;      /* a consequence: the QP went to error earlier */
 	default:
 		return fallback;
 	}

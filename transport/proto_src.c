@@ -46,6 +46,7 @@ struct proto_src {
 	struct merge mg;
 	uint64_t outstanding;
 	struct stream_buf out;      /* pending QEMU FILE bytes */
+	struct stream_buf filtered; /* out after o.stream_out_filter */
 	struct proto_stats st;
 	struct cause_ctx cx;
 };
@@ -176,6 +177,7 @@ void proto_src_free(proto_src *s)
 		hca_ep_destroy(s->ep);
 	}
 	stream_buf_free(&s->out);
+	stream_buf_free(&s->filtered);
 	free(s);
 }
 
@@ -446,18 +448,27 @@ int proto_src_flush(proto_src *s)
 	int rc = check_alive(s);
 	if (rc || (rc = post_merged(s)))
 		return rc;
+	struct stream_buf *send = &s->out;
+	if (s->o.stream_out_filter) {
+		s->filtered.len = 0;
+		rc = s->o.stream_out_filter(s->o.stream_out_filter_arg, s->out.data, s->out.len, &s->filtered, &s->cx);
+		if (rc)
+			return noted(s, rc);
+		s->out.len = 0;
+		send = &s->filtered;
+	}
 	size_t off = 0;
-	while (off < s->out.len) {
-		size_t n = s->out.len - off;
+	while (off < send->len) {
+		size_t n = send->len - off;
 		if (n > WIRE_QEMU_FILE_MAX)
 			n = WIRE_QEMU_FILE_MAX;
-		rc = exchange_send(s, WIRE_QEMU_FILE, 1, s->out.data + off, (uint32_t)n, 0, NULL, NULL);
+		rc = exchange_send(s, WIRE_QEMU_FILE, 1, send->data + off, (uint32_t)n, 0, NULL, NULL);
 		if (rc)
 			return rc;
 		s->st.file_bytes += n;
 		off += n;
 	}
-	s->out.len = 0;
+	send->len = 0;
 	return 0;
 }
 
@@ -628,6 +639,9 @@ static int post_write(proto_src *s, const struct merge *m)
 		if (rc != -ENOMEM)
 			return fail(s, CAUSE_WRITE_POST_FAILED, "rdma migration: post rdma write failed: %s",
 				    strerror(-rc));
+		if (s->outstanding == 0)    /* full, yet nothing of ours will ever complete */
+			return fail(s, CAUSE_SEND_QUEUE_FULL,
+				    "rdma migration: failed to make room in full send queue! (no write outstanding)");
 		rc = wait_one_write(s, "room in the full send queue");
 		if (rc)
 			return rc;
@@ -716,6 +730,10 @@ int proto_src_await_peer(proto_src *s)
 	int rc = check_alive(s);
 	if (rc)
 		return rc;
+	if (s->o.peer_is_qemu) {
+		evlog_emit(hca_world_evlog(s->w), SRC, "peer_unconfirmed", "why=qemu_destination");
+		return 0;
+	}
 	struct hca_wc wc;
 	rc = hca_wait(s->ep, HCA_CQ_RECV, s->o.wait_timeout_ns, &wc);
 	if (rc == -ECONNRESET) {

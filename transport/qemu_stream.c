@@ -705,3 +705,339 @@ int qemu_stream_filter(void *arg, const void *data, size_t len, struct stream_bu
 {
 	return qemu_stream_translate(arg, data, len, out, cx);
 }
+
+/* ---- writer: migbed stream v1 -> QEMU 7.2 -M none ------------------------------------------ */
+
+#define QW_RAM_SID 2u          /* the section ids of the captured stream */
+#define QW_TIMER_SID 0u
+#define QW_GLOBALSTATE_SID 4u
+#define QW_RUNSTATE_BYTES 100u
+#define QW_FLAG_MASK 0xfffu    /* flags live below TARGET_PAGE_SIZE */
+
+/* The VM description QEMU 7.2 -M none sends (captured); its loader reads and skips it. */
+static const char qw_vmdesc[] =
+	"{\"page_size\": 4096, \"devices\": [{\"name\": \"timer\", \"instance_id\": 0, \"vmsd_name\": \"timer\", "
+	"\"version\": 2, \"fields\": [{\"name\": \"cpu_ticks_offset\", \"type\": \"int64\", \"size\": 8}, "
+	"{\"name\": \"unused\", \"type\": \"unused_buffer\", \"size\": 8}, {\"name\": \"cpu_clock_offset\", "
+	"\"type\": \"int64\", \"size\": 8}]}, {\"name\": \"globalstate\", \"instance_id\": 0, \"vmsd_name\": "
+	"\"globalstate\", \"version\": 1, \"fields\": [{\"name\": \"size\", \"type\": \"uint32\", \"size\": 4}, "
+	"{\"name\": \"runstate\", \"type\": \"buffer\", \"size\": 100}]}]}";
+
+enum qw_state { WS_HEADER, WS_TOP, WS_RAM, WS_DONE, WS_ERROR };
+
+struct qemu_stream_writer {
+	struct qemu_stream_writer_opts o;
+	char runstate[QW_RUNSTATE_BYTES];
+	struct stream_buf in;
+	size_t pos;
+	uint64_t consumed;          /* bytes dropped from in's front */
+	enum qw_state st;
+	bool ram_started, ram_in_start, ram_first_word, ram_ended;
+	size_t n_blocks;
+};
+
+void qemu_stream_writer_opts_defaults(struct qemu_stream_writer_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->runstate = "running";
+	o->vmdesc = true;
+}
+
+int qemu_stream_writer_new(const struct qemu_stream_writer_opts *o, qemu_stream_writer **out)
+{
+	struct qemu_stream_writer_opts d;
+	qemu_stream_writer_opts_defaults(&d);
+	if (o)
+		d = *o;
+	if (!out || !d.runstate || !*d.runstate || strlen(d.runstate) >= QW_RUNSTATE_BYTES)
+		return -EINVAL;
+	qemu_stream_writer *w = calloc(1, sizeof *w);
+	if (!w)
+		return -ENOMEM;
+	w->o = d;
+	memcpy(w->runstate, d.runstate, strlen(d.runstate));   /* zero padded, as QEMU's */
+	w->o.runstate = w->runstate;
+	*out = w;
+	return 0;
+}
+
+void qemu_stream_writer_free(qemu_stream_writer *w)
+{
+	if (!w)
+		return;
+	stream_buf_free(&w->in);
+	free(w);
+}
+
+static size_t w_avail(const qemu_stream_writer *w) { return w->in.len - w->pos; }
+static const uint8_t *w_at(const qemu_stream_writer *w) { return w->in.data + w->pos; }
+
+static int w_fail(qemu_stream_writer *w, struct cause_ctx *cx, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int w_fail(qemu_stream_writer *w, struct cause_ctx *cx, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	w->st = WS_ERROR;
+	return cause_set(cx, CAUSE_INTERNAL, "migbed stream -> QEMU stream: offset %llu: %s",
+			 (unsigned long long)(w->consumed + w->pos), what);
+}
+
+static int put_section_start(struct stream_buf *out, uint8_t type, uint32_t sid, const char *name,
+			     uint32_t version)
+{
+	size_t n = strlen(name);
+	int rc = stream_put_u8(out, type);
+	rc = rc ? rc : stream_put_be32(out, sid);
+	rc = rc ? rc : stream_put_u8(out, (uint8_t)n);
+	rc = rc ? rc : stream_put_bytes(out, name, n);
+	rc = rc ? rc : stream_put_be32(out, 0);          /* instance id */
+	return rc ? rc : stream_put_be32(out, version);
+}
+
+static int put_footer(struct stream_buf *out, uint32_t sid)
+{
+	int rc = stream_put_u8(out, QS_FOOTER);
+	return rc ? rc : stream_put_be32(out, sid);
+}
+
+/* An empty END section closes RAM before the first non-RAM record. */
+static int w_end_ram(qemu_stream_writer *w, struct stream_buf *out)
+{
+	if (w->ram_ended)
+		return 0;
+	w->ram_ended = true;
+	int rc = stream_put_u8(out, QS_END);
+	rc = rc ? rc : stream_put_be32(out, QW_RAM_SID);
+	rc = rc ? rc : stream_put_be64(out, QEMU_RAM_FLAG_EOS);
+	return rc ? rc : put_footer(out, QW_RAM_SID);
+}
+
+/* timer (zero offsets, as captured), globalstate, EOF, VM description. */
+static int w_put_end(const qemu_stream_writer *w, struct stream_buf *out)
+{
+	static const uint8_t timer[24];
+	size_t vn = sizeof qw_vmdesc - 1;
+	int rc = put_section_start(out, QS_FULL, QW_TIMER_SID, "timer", 2);
+	rc = rc ? rc : stream_put_bytes(out, timer, sizeof timer);
+	rc = rc ? rc : put_footer(out, QW_TIMER_SID);
+	rc = rc ? rc : put_section_start(out, QS_FULL, QW_GLOBALSTATE_SID, "globalstate", 1);
+	rc = rc ? rc : stream_put_be32(out, (uint32_t)strlen(w->runstate) + 1);
+	rc = rc ? rc : stream_put_bytes(out, w->runstate, QW_RUNSTATE_BYTES);
+	rc = rc ? rc : put_footer(out, QW_GLOBALSTATE_SID);
+	rc = rc ? rc : stream_put_u8(out, QS_EOF);
+	if (rc || !w->o.vmdesc)
+		return rc;
+	rc = stream_put_u8(out, QS_VMDESC);
+	rc = rc ? rc : stream_put_be32(out, (uint32_t)vn);
+	return rc ? rc : stream_put_bytes(out, qw_vmdesc, vn);
+}
+
+/* The MEM_SIZE word and its block list, copied as is. 1 done, 0 need more, <0 error. */
+static int w_mem_size(qemu_stream_writer *w, uint64_t word, struct stream_buf *out, struct cause_ctx *cx)
+{
+	uint64_t total = word & ~(uint64_t)QW_FLAG_MASK, sum = 0;
+	size_t at = 8, n = 0;
+	if (!w->ram_in_start || !w->ram_first_word)
+		return w_fail(w, cx, "MEM_SIZE not first in RAM START");
+	while (sum < total) {
+		if (n == STREAM_MAX_BLOCKS)
+			return w_fail(w, cx, "more than %d RAM blocks", STREAM_MAX_BLOCKS);
+		if (w_avail(w) < at + 1 || w_avail(w) < at + 1 + w_at(w)[at] + 8)
+			return 0;
+		size_t nl = w_at(w)[at];
+		uint64_t len = rd_be(w_at(w) + at + 1 + nl, 8);
+		if (nl == 0 || len == 0 || len > total - sum)
+			return w_fail(w, cx, "RAM block %zu: empty name or length 0x%llx past the total 0x%llx", n,
+				      (unsigned long long)len, (unsigned long long)total);
+		sum += len;
+		at += 1 + nl + 8;
+		n++;
+	}
+	if (n == 0)
+		return w_fail(w, cx, "MEM_SIZE total is 0");
+	int rc = stream_put_bytes(out, w_at(w), at);
+	if (rc)
+		return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "QEMU stream buffer: %s", strerror(-rc));
+	w->n_blocks = n;
+	w->ram_first_word = false;
+	w->pos += at;
+	return 1;
+}
+
+/* One be64 word of a RAM section. 1 done, 0 need more, <0 error. */
+static int w_ram_word(qemu_stream_writer *w, struct stream_buf *out, struct cause_ctx *cx)
+{
+	if (w_avail(w) < 8)
+		return 0;
+	uint64_t word = rd_be(w_at(w), 8);
+	if ((word & QW_FLAG_MASK) == STREAM_FLAG_MEM_SIZE)
+		return w_mem_size(w, word, out, cx);
+	if (w->ram_in_start && w->ram_first_word)
+		return w_fail(w, cx, "RAM START does not begin with MEM_SIZE");
+	int rc;
+	if (word == STREAM_FLAG_HOOK) {
+		rc = stream_put_be64(out, QEMU_RAM_FLAG_HOOK);
+	} else if (word == STREAM_FLAG_EOS) {
+		rc = stream_put_be64(out, QEMU_RAM_FLAG_EOS);
+		rc = rc ? rc : put_footer(out, QW_RAM_SID);
+		w->st = WS_TOP;
+	} else {
+		return w_fail(w, cx, "RAM flag word 0x%llx (migbed sends MEM_SIZE, HOOK, EOS)",
+			      (unsigned long long)word);
+	}
+	if (rc)
+		return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "QEMU stream buffer: %s", strerror(-rc));
+	w->pos += 8;
+	return 1;
+}
+
+/* DEVICE / VERIFY: skipped whole (QEMU knows neither); they end RAM. */
+static int w_skip_record(qemu_stream_writer *w, struct stream_buf *out, struct cause_ctx *cx)
+{
+	uint8_t tag = w_at(w)[0];
+	if (w_avail(w) < 5)
+		return 0;
+	uint64_t n = rd_be(w_at(w) + 1, 4);
+	if (tag == STREAM_VERIFY && n > STREAM_MAX_BLOCKS)
+		return w_fail(w, cx, "VERIFY of %llu blocks", (unsigned long long)n);
+	if (tag == STREAM_DEVICE && n > STREAM_DEVICE_MAX)
+		return w_fail(w, cx, "DEVICE of %llu bytes", (unsigned long long)n);
+	size_t need = 5 + (size_t)(tag == STREAM_DEVICE ? n + 8 : n * 8);
+	if (w_avail(w) < need)
+		return 0;
+	if (!w->ram_started)
+		return w_fail(w, cx, "%s before RAM START", tag == STREAM_DEVICE ? "DEVICE" : "VERIFY");
+	int rc = w_end_ram(w, out);
+	if (rc)
+		return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "QEMU stream buffer: %s", strerror(-rc));
+	w->pos += need;
+	return 1;
+}
+
+static int w_open_ram(qemu_stream_writer *w, uint8_t tag, struct stream_buf *out, struct cause_ctx *cx)
+{
+	int rc;
+	if (tag == STREAM_RAM_START) {
+		if (w->ram_started)
+			return w_fail(w, cx, "second RAM START");
+		rc = put_section_start(out, QS_START, QW_RAM_SID, "ram", QS_RAM_VERSION);
+		w->ram_started = w->ram_first_word = true;
+	} else {
+		if (!w->ram_started || w->ram_ended)
+			return w_fail(w, cx, "RAM PART %s", w->ram_ended ? "after the device state" : "before RAM START");
+		rc = stream_put_u8(out, QS_PART);
+		rc = rc ? rc : stream_put_be32(out, QW_RAM_SID);
+	}
+	if (rc)
+		return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "QEMU stream buffer: %s", strerror(-rc));
+	w->ram_in_start = tag == STREAM_RAM_START;
+	w->st = WS_RAM;
+	w->pos++;
+	return 1;
+}
+
+static int w_top(qemu_stream_writer *w, struct stream_buf *out, struct cause_ctx *cx)
+{
+	if (w_avail(w) < 1)
+		return 0;
+	uint8_t tag = w_at(w)[0];
+	int rc;
+	switch (tag) {
+	case STREAM_RAM_START:
+	case STREAM_RAM_PART:
+		return w_open_ram(w, tag, out, cx);
+	case STREAM_DEVICE:
+	case STREAM_VERIFY:
+		return w_skip_record(w, out, cx);
+	case STREAM_EOF:
+		if (!w->ram_started)
+			return w_fail(w, cx, "EOF before RAM START");
+		rc = w_end_ram(w, out);
+		if ((rc = rc ? rc : w_put_end(w, out)))
+			return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "QEMU stream buffer: %s", strerror(-rc));
+		w->pos++;
+		w->st = WS_DONE;
+		return 1;
+	default:
+		return w_fail(w, cx, "unknown record tag 0x%02x", tag);
+	}
+}
+
+static int w_header(qemu_stream_writer *w, struct stream_buf *out, struct cause_ctx *cx)
+{
+	if (w_avail(w) < 8)
+		return 0;
+	if (rd_be(w_at(w), 4) != STREAM_MAGIC || rd_be(w_at(w) + 4, 4) != STREAM_VERSION)
+		return w_fail(w, cx, "not a migbed stream v1 header");
+	int rc = stream_put_be32(out, QS_MAGIC);
+	rc = rc ? rc : stream_put_be32(out, QS_VERSION);
+	rc = rc ? rc : stream_put_u8(out, QS_CONFIGURATION);
+	rc = rc ? rc : stream_put_be32(out, 4);
+	rc = rc ? rc : stream_put_bytes(out, "none", 4);
+	if (rc)
+		return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "QEMU stream buffer: %s", strerror(-rc));
+	w->pos += 8;
+	w->st = WS_TOP;
+	return 1;
+}
+
+/* One record: 1 done, 0 need more, <0 error. */
+static int w_step(qemu_stream_writer *w, struct stream_buf *out, struct cause_ctx *cx)
+{
+	switch (w->st) {
+	case WS_HEADER:
+		return w_header(w, out, cx);
+	case WS_TOP:
+		return w_top(w, out, cx);
+	case WS_RAM:
+		return w_ram_word(w, out, cx);
+	case WS_DONE:
+		return w_avail(w) ? w_fail(w, cx, "bytes after EOF") : 0;
+	case WS_ERROR:
+	default:
+		return cause_set(cx, CAUSE_INTERNAL, "migbed stream -> QEMU stream: already failed");
+	}
+}
+
+int qemu_stream_write(qemu_stream_writer *w, const void *data, size_t len, struct stream_buf *out,
+		      struct cause_ctx *cx)
+{
+	if (!w || !out || !cx || (!data && len))
+		return -CAUSE_INTERNAL;
+	if (w->pos > 0) {           /* drop what was translated */
+		memmove(w->in.data, w->in.data + w->pos, w->in.len - w->pos);
+		w->in.len -= w->pos;
+		w->consumed += w->pos;
+		w->pos = 0;
+	}
+	int rc = stream_put_bytes(&w->in, data, len);
+	if (rc)
+		return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "migbed stream buffer: %s", strerror(-rc));
+	/* every step consumes >= 1 byte, so the bytes held bound the loop */
+	for (size_t i = 0; i <= w->in.len; i++) {
+		rc = w_step(w, out, cx);
+		if (rc <= 0)
+			return rc;
+		assert(w->pos <= w->in.len);
+	}
+	return cause_set(cx, CAUSE_INTERNAL, "migbed stream -> QEMU stream: no progress");
+}
+
+int qemu_stream_write_finish(qemu_stream_writer *w, struct cause_ctx *cx)
+{
+	if (w->st == WS_DONE && w_avail(w) == 0)
+		return 0;
+	if (w->st == WS_ERROR)
+		return -(cx->cause ? cx->cause : CAUSE_INTERNAL);
+	return w_fail(w, cx, "the migbed stream ended before its EOF");
+}
+
+int qemu_stream_out_filter(void *arg, const void *data, size_t len, struct stream_buf *out,
+			   struct cause_ctx *cx)
+{
+	return qemu_stream_write(arg, data, len, out, cx);
+}

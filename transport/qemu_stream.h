@@ -112,4 +112,42 @@ int qemu_stream_translate(qemu_stream *r, const void *data, size_t len, struct s
 /* The same as a byte filter for the destination (arg is the qemu_stream). */
 int qemu_stream_filter(void *arg, const void *data, size_t len, struct stream_buf *out, struct cause_ctx *cx);
 
+/* ---- writer: migbed stream v1 -> what QEMU 7.2 `-M none` loads ---------------------------
+ * The mirror of the adapter above, for a migbed source migrating into a real QEMU
+ * destination (`-incoming rdma:...`). Fed migbed's stream one flush at a time (the source's
+ * proto_opts.stream_out_filter), it appends QEMU's equivalent of every complete record:
+ *   header         file header + configuration section (machine "none")
+ *   RAM START      section START id 2 "ram" instance 0 version 4; MEM_SIZE + the block
+ *                  list copied as is (the trace's block must be QEMU's, `ram` for -M none)
+ *   RAM PART       section PART id 2
+ *   HOOK / EOS     the same flag words; EOS is followed by the section footer
+ *   DEVICE/VERIFY  dropped (QEMU knows neither; verify with QMP pmemsave instead), but the
+ *                  first one ends RAM: an empty END section (EOS + footer) - migbed's last
+ *                  round is a PART, QEMU's loader treats PART and END alike
+ *   EOF            the device sections QEMU 7.2 -M none sends (captured: "timer" with zero
+ *                  offsets, "globalstate" with the run state, default "running"), EOF, and
+ *                  the JSON VM description, which QEMU's loader reads after EOF
+ * Its output ends where its input did, so a HOOK stays the last byte of its QEMU FILE
+ * message. Input that is not migbed stream v1 is CAUSE_INTERNAL (a migbed bug). */
+struct qemu_stream_writer_opts {
+	const char *runstate;  /* globalstate's run state (default "running": a destination
+	                          started without -S then runs; with -S it stays paused) */
+	bool vmdesc;           /* send the JSON description after EOF (default true) */
+};
+void qemu_stream_writer_opts_defaults(struct qemu_stream_writer_opts *o);
+
+typedef struct qemu_stream_writer qemu_stream_writer;
+
+/* -EINVAL (no out, run state empty or longer than 99 bytes), -ENOMEM. */
+int qemu_stream_writer_new(const struct qemu_stream_writer_opts *o, qemu_stream_writer **out);
+void qemu_stream_writer_free(qemu_stream_writer *w);
+/* Feed migbed stream bytes; append QEMU stream bytes. 0 or a negative cause (cx filled). */
+int qemu_stream_write(qemu_stream_writer *w, const void *data, size_t len, struct stream_buf *out,
+		      struct cause_ctx *cx);
+/* 0 after a complete stream (through EOF), else -CAUSE_INTERNAL with cx filled. */
+int qemu_stream_write_finish(qemu_stream_writer *w, struct cause_ctx *cx);
+/* The same as a byte filter for the source (arg is the writer). */
+int qemu_stream_out_filter(void *arg, const void *data, size_t len, struct stream_buf *out,
+			   struct cause_ctx *cx);
+
 #endif

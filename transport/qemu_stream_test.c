@@ -351,6 +351,196 @@ static void bad_arguments(void **state)
 	qemu_stream_free(NULL);
 }
 
+/* ---- writer: migbed stream v1 -> QEMU's ------------------------------------------------------ */
+
+/* migbed's stream as sim/engine.c emits it for a 2M block "ram", cut where the engine flushes:
+ * setup (header, RAM START, block list, HOOK | EOS), two rounds (PART HOOK | EOS), the end
+ * (DEVICE, VERIFY, EOF). Returns the number of pieces; ends[i] is the end of piece i. */
+static size_t migbed_stream(uint8_t *o, size_t *ends)
+{
+	size_t n = 0, k = 0;
+	static const uint8_t hdr[] = { 0x51, 0x45, 0x56, 0x4d, 0, 0, 0, 3, STREAM_RAM_START };
+	static const uint8_t dev[] = { STREAM_DEVICE, 0, 0, 0, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	put(o, &n, hdr, sizeof hdr);
+	put_word(o, &n, RAM_BYTES | STREAM_FLAG_MEM_SIZE);
+	o[n++] = 3;
+	put(o, &n, "ram", 3);
+	put_word(o, &n, RAM_BYTES);
+	put_word(o, &n, STREAM_FLAG_HOOK);
+	ends[k++] = n;
+	put_word(o, &n, STREAM_FLAG_EOS);
+	ends[k++] = n;
+	for (int round = 0; round < 2; round++) {
+		o[n++] = STREAM_RAM_PART;
+		put_word(o, &n, STREAM_FLAG_HOOK);
+		ends[k++] = n;
+		put_word(o, &n, STREAM_FLAG_EOS);
+		ends[k++] = n;
+	}
+	put(o, &n, dev, sizeof dev);
+	put_word(o, &n, 0x1122334455667788ull);   /* device digest (not checked by the writer) */
+	o[n++] = STREAM_VERIFY;
+	put(o, &n, "\0\0\0\1", 4);
+	put_word(o, &n, 0xabcdefull);
+	o[n++] = STREAM_EOF;
+	ends[k++] = n;
+	return k;
+}
+
+/* Translate piece by piece (as proto_src_flush does); a HOOK must stay the last word of the
+ * output of its piece, or QEMU would read past it before running its registration handler. */
+static void write_pieces(qemu_stream_writer *w, const uint8_t *b, const size_t *ends, size_t k,
+			 struct stream_buf *out)
+{
+	struct cause_ctx cx = { 0 };
+	size_t at = 0;
+	for (size_t i = 0; i < k; i++) {
+		size_t before = out->len;
+		assert_int_equal(qemu_stream_write(w, b + at, ends[i] - at, out, &cx), 0);
+		assert_true(out->len > before);
+		bool hook_in = b[ends[i] - 1] == STREAM_FLAG_HOOK && b[ends[i] - 2] == 0;
+		bool hook_out = out->data[out->len - 1] == QEMU_RAM_FLAG_HOOK && out->data[out->len - 2] == 0;
+		assert_int_equal(hook_in, hook_out);
+		at = ends[i];
+	}
+	assert_int_equal(qemu_stream_write_finish(w, &cx), 0);
+	assert_int_equal(cx.cause, 0);
+}
+
+static void writer_output_is_read_back_by_the_reader(void **state)
+{
+	(void)state;
+	uint8_t b[512];
+	size_t ends[16], k = migbed_stream(b, ends);
+	qemu_stream_writer *w;
+	assert_int_equal(qemu_stream_writer_new(NULL, &w), 0);
+	struct stream_buf out = { 0 };
+	write_pieces(w, b, ends, k, &out);
+	qemu_stream *r;
+	assert_int_equal(qemu_stream_new(NULL, &r), 0);
+	char trace[64] = "";
+	/* START: blocks, HOOK, EOS; two PARTs; the empty END; timer, globalstate; EOF */
+	assert_int_not_equal(run(r, out.data, out.len, 1, trace, sizeof trace, NULL), QEMU_STREAM_EV_ERROR);
+	assert_string_equal(trace, "bheheheessF");
+	assert_int_equal(qemu_stream_finish(r), 0);
+	assert_string_equal(qemu_stream_machine(r), "none");
+	assert_int_equal(qemu_stream_n_blocks(r), 1);
+	assert_string_equal(qemu_stream_block(r, 0)->name, "ram");
+	assert_int_equal(qemu_stream_block(r, 0)->length, RAM_BYTES);
+	assert_int_equal(qemu_stream_hooks(r), 3);
+	size_t n;
+	const uint8_t *gs = qemu_stream_section_data(r, &n);
+	assert_string_equal(qemu_stream_section_name(r), "globalstate");
+	assert_int_equal(n, 104);
+	assert_memory_equal(gs, "\0\0\0\x08running\0", 12);
+	qemu_stream_free(r);
+	stream_buf_free(&out);
+	qemu_stream_writer_free(w);
+}
+
+/* Where QEMU 7.2 wrote the same thing, the writer writes the same bytes: the header,
+ * configuration, "ram" START and block list (the capture is a 2M "ram"), the timer
+ * section and the VM description. */
+static void writer_bytes_match_the_capture(void **state)
+{
+	(void)state;
+	size_t clen;
+	uint8_t *c = slurp(CAPTURE, &clen);
+	uint8_t b[512];
+	size_t ends[16], k = migbed_stream(b, ends);
+	qemu_stream_writer *w;
+	assert_int_equal(qemu_stream_writer_new(NULL, &w), 0);
+	struct stream_buf out = { 0 };
+	write_pieces(w, b, ends, k, &out);
+	assert_memory_equal(out.data, c, OFF_START_EOS);
+	static const uint8_t timer_hdr[] = { 0x04, 0, 0, 0, 0, 5, 't', 'i', 'm', 'e', 'r' };
+	const uint8_t *t = memmem(out.data, out.len, timer_hdr, sizeof timer_hdr);
+	assert_non_null(t);
+	assert_memory_equal(t, c + OFF_TIMER, 1 + 4 + 1 + 5 + 8 + 24 + 5);
+	size_t vlen = clen - OFF_VMDESC;
+	assert_true(out.len > vlen);
+	assert_memory_equal(out.data + out.len - vlen, c + OFF_VMDESC, vlen);
+	assert_int_equal(out.data[out.len - vlen - 1], 0x00);   /* EOF before it */
+	stream_buf_free(&out);
+	qemu_stream_writer_free(w);
+	free(c);
+}
+
+/* Byte by byte gives the same output as whole flushes. */
+static void writer_byte_by_byte_is_the_same(void **state)
+{
+	(void)state;
+	uint8_t b[512];
+	size_t ends[16], k = migbed_stream(b, ends);
+	qemu_stream_writer *w1, *w2;
+	struct stream_buf o1 = { 0 }, o2 = { 0 };
+	struct cause_ctx cx = { 0 };
+	assert_int_equal(qemu_stream_writer_new(NULL, &w1), 0);
+	assert_int_equal(qemu_stream_writer_new(NULL, &w2), 0);
+	write_pieces(w1, b, ends, k, &o1);
+	for (size_t i = 0; i < ends[k - 1]; i++)
+		assert_int_equal(qemu_stream_write(w2, b + i, 1, &o2, &cx), 0);
+	assert_int_equal(qemu_stream_write_finish(w2, &cx), 0);
+	assert_int_equal(o1.len, o2.len);
+	assert_memory_equal(o1.data, o2.data, o1.len);
+	stream_buf_free(&o1);
+	stream_buf_free(&o2);
+	qemu_stream_writer_free(w1);
+	qemu_stream_writer_free(w2);
+}
+
+/* One corrupted byte at `at` (set to v): -CAUSE_INTERNAL, detail containing `want`. */
+static void writer_refuses(size_t at, uint8_t v, const char *want)
+{
+	uint8_t b[512];
+	size_t ends[16], k = migbed_stream(b, ends);
+	b[at] = v;
+	qemu_stream_writer *w;
+	struct stream_buf out = { 0 };
+	struct cause_ctx cx = { 0 };
+	assert_int_equal(qemu_stream_writer_new(NULL, &w), 0);
+	assert_int_equal(qemu_stream_write(w, b, ends[k - 1], &out, &cx), -CAUSE_INTERNAL);
+	if (!strstr(cx.detail, want))
+		fail_msg("detail '%s' lacks '%s'", cx.detail, want);
+	assert_int_equal(qemu_stream_write(w, b, 1, &out, &cx), -CAUSE_INTERNAL);   /* stays failed */
+	stream_buf_free(&out);
+	qemu_stream_writer_free(w);
+}
+
+static void writer_errors_are_named(void **state)
+{
+	(void)state;
+	writer_refuses(0, 0x52, "offset 0: not a migbed stream v1 header");
+	writer_refuses(8, 0x33, "offset 8: unknown record tag 0x33");
+	writer_refuses(8, STREAM_RAM_PART, "offset 8: RAM PART before RAM START");
+	writer_refuses(16, 0x00, "offset 9: RAM START does not begin with MEM_SIZE");
+	writer_refuses(36, 0x08, "offset 29: RAM flag word 0x8 (migbed sends MEM_SIZE, HOOK, EOS)");
+	/* a stream that stops before EOF, and bytes after it */
+	uint8_t b[512];
+	size_t ends[16], k = migbed_stream(b, ends);
+	qemu_stream_writer *w;
+	struct stream_buf out = { 0 };
+	struct cause_ctx cx = { 0 };
+	assert_int_equal(qemu_stream_writer_new(NULL, &w), 0);
+	assert_int_equal(qemu_stream_write(w, b, ends[k - 1] - 1, &out, &cx), 0);
+	assert_int_equal(qemu_stream_write_finish(w, &cx), -CAUSE_INTERNAL);
+	assert_non_null(strstr(cx.detail, "the migbed stream ended before its EOF"));
+	qemu_stream_writer_free(w);
+	memset(&cx, 0, sizeof cx);
+	assert_int_equal(qemu_stream_writer_new(NULL, &w), 0);
+	assert_int_equal(qemu_stream_write(w, b, ends[k - 1], &out, &cx), 0);
+	assert_int_equal(qemu_stream_write(w, b, 1, &out, &cx), -CAUSE_INTERNAL);
+	assert_non_null(strstr(cx.detail, "bytes after EOF"));
+	qemu_stream_writer_free(w);
+	stream_buf_free(&out);
+	struct qemu_stream_writer_opts o;
+	qemu_stream_writer_opts_defaults(&o);
+	o.runstate = "";
+	assert_int_equal(qemu_stream_writer_new(&o, &w), -EINVAL);
+	assert_int_equal(qemu_stream_writer_new(NULL, NULL), -EINVAL);
+	qemu_stream_writer_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +553,10 @@ int main(void)
 		cmocka_unit_test(translation_is_read_by_migbeds_parser),
 		cmocka_unit_test(translation_errors_carry_the_cause),
 		cmocka_unit_test(bad_arguments),
+		cmocka_unit_test(writer_output_is_read_back_by_the_reader),
+		cmocka_unit_test(writer_bytes_match_the_capture),
+		cmocka_unit_test(writer_byte_by_byte_is_the_same),
+		cmocka_unit_test(writer_errors_are_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #   qmp_hmp NAME 'HMP COMMAND'          run an HMP command through QMP, print its text output
 #   qemu_migrate_wait NAME SECONDS      poll query-migrate until completed/failed; print final status
 #   qemu_status NAME                    print the run state (query-status)
+#   qemu_exit_status NAME SECONDS       wait for QEMU to exit by itself; print its status
 #   qemu_stop NAME                      quit (bounded), then kill; the log stays in DIR/NAME.log
 #   qemu_route_src_via_rxe1             make an unbound RDMA connect to 198.18.0.1 leave on
 #                                       rxe1 (198.18.0.2) so it crosses the veth wire
@@ -48,7 +49,10 @@ qemu_start() {
 qmp() {
 	local name=$1 cmd=$2 line i
 	[ -n "${_QEMU_IN[$name]:-}" ] || { _qemu_err "$name: not started"; return 1; }
-	printf '%s\n' "$cmd" >&"${_QEMU_IN[$name]}" || return 1
+	kill -0 "${_QEMU_PID[$name]}" 2>/dev/null || { _qemu_err "$name: QEMU is not running"; return 1; }
+	# in a subshell: a QEMU that died meanwhile gives SIGPIPE there, not in the caller
+	(trap - PIPE; printf '%s\n' "$cmd" >&"${_QEMU_IN[$name]}") 2>/dev/null ||
+		{ _qemu_err "$name: QMP pipe closed (QEMU exited?)"; return 1; }
 	for ((i = 0; i < 1000; i++)); do
 		if ! read -r -t 60 line <&"${_QEMU_OUT[$name]}"; then
 			_qemu_err "$name: no QMP reply within 60 s to $cmd"
@@ -92,6 +96,21 @@ qemu_migrate_wait() {
 	done
 	echo "timeout: last status $st"
 	return 1
+}
+
+# Wait up to SECONDS for QEMU NAME to exit on its own; print its exit status (128+N: signal
+# N, e.g. 139 = SIGSEGV), or "running". A QEMU destination exits(1) when loading fails.
+qemu_exit_status() {
+	local name=$1 secs=$2 pid=${_QEMU_PID[$1]:-} i
+	[ -n "$pid" ] || { _qemu_err "$name: not started"; return 1; }
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then echo running; return 0; fi
+	local rc=0
+	wait "$pid" 2>/dev/null || rc=$?
+	echo "$rc"
 }
 
 qemu_stop() {
