@@ -164,6 +164,7 @@ int cmd_source(int argc, char **argv)
 	}
 	r->out.src = *proto_src_cause(r->ps);
 	r->out.src_completed = r->out.dst_completed = r->out.verified = rc == 0;
+	r->out.dst_unseen = r->c.qemu_stream;
 	run_outcome_judge(&r->out, &r->c);
 	r->m.status = r->out.completed ? "completed" : "failed";
 	bool qemu_peer = r->c.qemu_stream;
@@ -238,6 +239,7 @@ int cmd_dest(int argc, char **argv)
 	r->out.dst_completed = proto_dst_state(r->pd) == PROTO_DST_COMPLETED;
 	r->out.src_completed = r->out.verified = r->out.dst_completed;
 	run_collect_dst_metrics(r);
+	r->m.pin_all = r->m.pin_all || proto_dst_pin_all(r->pd);
 	run_outcome_judge(&r->out, &r->c);
 	if (!r->out.completed && !r->c.expect_completed)
 		r->out.pass = true;   /* the destination only has to notice the failure */

@@ -86,8 +86,13 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 		fprintf(f, "scenario: %s%s%s\n", c->scenario, c->description[0] ? " - " : "", c->description);
 	metrics_print_human(m, f);
 	print_side(f, "source", o->src_completed, &o->src);
-	print_side(f, "destination", o->dst_completed, &o->dst);
-	if (o->completed)
+	if (o->dst_unseen)
+		fprintf(f, "destination: a real QEMU: its status is on its QMP (query-migrate), not visible here\n");
+	else
+		print_side(f, "destination", o->dst_completed, &o->dst);
+	if (o->completed && o->dst_unseen)
+		fprintf(f, "verification: not possible from the source (compare QEMU's pmemsave with --dump-mem)\n");
+	else if (o->completed)
 		fprintf(f, "verification: destination memory equals the source's (every page)\n");
 	else {
 		fprintf(f, "cause: %s (%s side): %s\n", cause_name(o->cause), o->side, cause_message(o->cause));

@@ -16,6 +16,7 @@ struct run_outcome {
 	const char *side;              /* "src", "dst", "-" */
 	const char *detail;
 	bool pass;
+	bool dst_unseen;               /* the destination is a real QEMU: its verdict is not visible here */
 };
 
 /* Decide status, the first-failing side and the verdict. */

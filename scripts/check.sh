@@ -57,12 +57,18 @@ if [ "${MIGBED_SKIP_VERBS:-0}" = 1 ]; then
 elif ls bats/verbs/*.bats >/dev/null 2>&1; then
   log="$LOGDIR/bats-verbs.tap"
   t0=$(date +%s)
+  # the fault matrix again, on real rxe: the same expected cause as on the model
+  SCN_GLOB='fault-*.scn' scripts/gen-scenario-bats.sh bats/scenarios "$BUILD/bats/verbs-faults.bats" \
+    --backend verbs --mem bytes || { failed=$((failed+1)); failures+=("verbs fault bats generation failed"); }
+  verbs_files="bats/verbs/*.bats $BUILD/bats/verbs-faults.bats"
   if topologies/detect >/dev/null 2>&1; then
     echo "  native RDMA device found: running on it"
-    bats --tap bats/verbs/*.bats >"$log" 2>&1; rc=$?
+    # shellcheck disable=SC2086
+    bats --tap $verbs_files >"$log" 2>&1; rc=$?
   else
     echo "  no RDMA device on this host: running the verbs lane in one soft-RoCE VM boot"
-    topologies/vm/rxe-vm bats --tap bats/verbs/ >"$log" 2>&1; rc=$?
+    # shellcheck disable=SC2086
+    topologies/vm/rxe-vm bats --tap $verbs_files >"$log" 2>&1; rc=$?
   fi
   count_tap bats-verbs "$log"
   if [ $rc -ne 0 ] && ! grep -qE '^not ok' "$log"; then
