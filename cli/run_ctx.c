@@ -88,24 +88,33 @@ int run_prepare_trace(struct run *r)
 	return tgen_write(&r->c.gen, r->trace_path, &r->d) < 0 ? -EINVAL : 0;
 }
 
-int run_make_memories(struct run *r)
+/* A memory laid out as the header of the trace at path says. */
+static int memory_from_trace(struct run *r, const char *path, mem **out)
 {
 	trace_reader *tr;
-	if (trace_open(r->trace_path, &tr, &r->d) < 0)
+	if (trace_open(path, &tr, &r->d) < 0)
 		return -EINVAL;
 	const struct trace_header *h = trace_header(tr);
 	struct mem_block_spec specs[TRACE_MAX_BLOCKS];
 	for (size_t i = 0; i < h->n_blocks; i++)
 		specs[i] = (struct mem_block_spec){ .name = h->blocks[i].name, .size_bytes = h->blocks[i].size_bytes };
-	int rc = 0;
-	if (r->role != ROLE_DST)
-		rc = mem_new(h->page_size, h->n_blocks, specs, r->c.repr, r->c.seed, &r->src);
-	if (rc == 0 && r->role != ROLE_SRC)
-		rc = mem_new(h->page_size, h->n_blocks, specs, r->c.repr, r->c.seed, &r->dst);
+	int rc = mem_new(h->page_size, h->n_blocks, specs, r->c.repr, r->c.seed, out);
 	trace_close(tr);
 	if (rc)
-		return diag_set(&r->d, "%s: cannot allocate guest memory: %s", r->trace_path, strerror(-rc));
+		return diag_set(&r->d, "%s: cannot allocate guest memory: %s", path, strerror(-rc));
 	return 0;
+}
+
+/* The source's memory from the trace; the destination's from the trace too, or from
+ * --dst-layout (a guest configured differently: RAM_BLOCK_* causes). */
+int run_make_memories(struct run *r)
+{
+	int rc = 0;
+	if (r->role != ROLE_DST)
+		rc = memory_from_trace(r, r->trace_path, &r->src);
+	if (rc == 0 && r->role != ROLE_SRC)
+		rc = memory_from_trace(r, r->c.dst_layout[0] ? r->c.dst_layout : r->trace_path, &r->dst);
+	return rc;
 }
 
 /* --qemu-stream: the destination reads a real QEMU's stream; its VERIFY digests are those of

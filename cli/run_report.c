@@ -12,6 +12,7 @@
 static bool secondary(int cause)
 {
 	return cause == CAUSE_PEER_ERROR || cause == CAUSE_PEER_DISCONNECTED || cause == CAUSE_QP_ERROR ||
+	       cause == CAUSE_CONNECT_REJECTED ||
 	       cause == CAUSE_DEST_INCOMPLETE;
 }
 

@@ -42,6 +42,7 @@ static const struct key keys[] = {
 	{ "on-mismatch", "adapt|refuse", "negotiated source facing another chunk size: adapt (default) or refuse" },
 	{ "dst-memlock", "SIZE", "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)" },
 	{ "ack-timeout", "N", "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)" },
+	{ "dst-layout", "FILE", "a trace whose header (page size, blocks) is the destination's RAM layout (default: the run's trace)" },
 	{ "qemu-stream", "BOOL", "the peer is a real QEMU 7.2 -M none: dest reads its stream; source (`migbed source`) writes one" },
 	{ "qemu-expect", "FILE@ADDR", "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)" },
 	{ "fault", "RULE", "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md" },
@@ -384,6 +385,8 @@ int runcfg_set(struct runcfg *c, const char *key, const char *value, const char 
 		return set_copy(c->trace, sizeof c->trace, value, where, key, d);
 	if (!strcmp(key, "json"))
 		return set_copy(c->json_path, sizeof c->json_path, value, where, key, d);
+	if (!strcmp(key, "dst-layout"))
+		return set_copy(c->dst_layout, sizeof c->dst_layout, value, where, key, d);
 	if (!strcmp(key, "events"))
 		return set_copy(c->events_path, sizeof c->events_path, value, where, key, d);
 	if (!strcmp(key, "description"))
@@ -412,18 +415,24 @@ static char *trim(char *s)
 	return s;
 }
 
-/* A relative trace path in a scenario is relative to the scenario's folder. */
-static void resolve_trace(struct runcfg *c, const char *scenario)
+/* A relative file path in a scenario is relative to the scenario's folder. */
+static void resolve_path(char *path, size_t size, const char *scenario)
 {
-	if (!c->trace[0] || c->trace[0] == '/')
+	if (!path[0] || path[0] == '/')
 		return;
 	const char *slash = strrchr(scenario, '/');
 	if (!slash)
 		return;
-	char buf[sizeof c->trace];
-	int n = snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - scenario), scenario, c->trace);
-	if (n > 0 && (size_t)n < sizeof buf)
-		memcpy(c->trace, buf, (size_t)n + 1);
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - scenario), scenario, path);
+	if (n > 0 && (size_t)n < sizeof buf && (size_t)n < size)
+		memcpy(path, buf, (size_t)n + 1);
+}
+
+static void resolve_trace(struct runcfg *c, const char *scenario)
+{
+	resolve_path(c->trace, sizeof c->trace, scenario);
+	resolve_path(c->dst_layout, sizeof c->dst_layout, scenario);
 }
 
 int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)

@@ -36,6 +36,7 @@ struct runcfg {
 	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none */
 	int ack_timeout;                      /* verbs, -1 = rdma_cm default */
 	bool qemu_stream;                     /* the source is a real QEMU */
+	char dst_layout[1024];                /* a trace whose header is the destination's RAM layout */
 	char qemu_expect_file[1024];          /* what QEMU was loaded with ... */
 	uint64_t qemu_expect_addr;            /* ... at this guest address */
 	/* faults (docs/faults.md): the scenario's `fault =` lines, then --fault options */
