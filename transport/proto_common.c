@@ -103,6 +103,8 @@ int ctl_decode(struct ctl *c, enum wire_slot slot, uint32_t byte_len, uint32_t w
 				 "rdma: Too many requests in this message (%u).Bailing.", h->repeat);
 	if (h->type < WIRE_TYPE_COUNT)
 		c->stats->msgs_recv[h->type]++;
+	if (h->type == WIRE_ERROR && want == WIRE_NONE)
+		return cause_set(cx, CAUSE_PEER_ERROR, "the peer sent an ERROR (1) control message, length: %u", h->len);
 	if (h->type == WIRE_ERROR && want != WIRE_ERROR)
 		return cause_set(cx, CAUSE_PEER_ERROR,
 				 "Was expecting a %s (%u) control message, but got: ERROR (1), length: %u",

@@ -15,7 +15,7 @@
 # Nothing is written outside DIR.
 
 QEMU=${QEMU:-qemu-system-x86_64}
-declare -gA _QEMU_PID=() _QEMU_IN=() _QEMU_OUT=() _QEMU_DIR=() _QEMU_FIFOS=()
+declare -gA _QEMU_PID=() _QEMU_WATCH=() _QEMU_IN=() _QEMU_OUT=() _QEMU_DIR=() _QEMU_FIFOS=()
 
 _qemu_err() { echo "qemu-lib: $*" >&2; }
 
@@ -26,11 +26,22 @@ qemu_start() {
 	_QEMU_FIFOS[$name]=$fifos
 	pipe=$fifos/qmp
 	mkfifo "$pipe.in" "$pipe.out" || return 1
-	"$QEMU" -M none -nodefaults -no-user-config -display none \
-		-chardev "pipe,id=qmp0,path=$pipe" -mon chardev=qmp0,mode=control \
-		"$@" </dev/null >"$dir/$name.log" 2>&1 &
-	_QEMU_PID[$name]=$!
+	# A watcher subshell records QEMU's exit status in $fifos/exit: qemu_exit_status is
+	# called as $(...), and a command substitution cannot `wait` for its parent's child.
+	(
+		"$QEMU" -M none -nodefaults -no-user-config -display none \
+			-chardev "pipe,id=qmp0,path=$pipe" -mon chardev=qmp0,mode=control \
+			"$@" </dev/null >"$dir/$name.log" 2>&1 &
+		echo $! >"$fifos/pid.tmp" && mv "$fifos/pid.tmp" "$fifos/pid"
+		rc=0; wait $! 2>/dev/null || rc=$?
+		echo "$rc" >"$fifos/exit.tmp" && mv "$fifos/exit.tmp" "$fifos/exit"
+	) &
+	_QEMU_WATCH[$name]=$!
 	_QEMU_DIR[$name]=$dir
+	local i
+	for ((i = 0; i < 100; i++)); do [ -e "$fifos/pid" ] && break; sleep 0.05; done
+	[ -e "$fifos/pid" ] || { _qemu_err "$name: QEMU did not start"; return 1; }
+	_QEMU_PID[$name]=$(<"$fifos/pid")
 	local fin fout
 	exec {fin}>"$pipe.in" {fout}<"$pipe.out"
 	_QEMU_IN[$name]=$fin
@@ -100,17 +111,15 @@ qemu_migrate_wait() {
 
 # Wait up to SECONDS for QEMU NAME to exit on its own; print its exit status (128+N: signal
 # N, e.g. 139 = SIGSEGV), or "running". A QEMU destination exits(1) when loading fails.
+# Works in $(...): the status comes from the watcher's file, not from `wait`.
 qemu_exit_status() {
-	local name=$1 secs=$2 pid=${_QEMU_PID[$1]:-} i
-	[ -n "$pid" ] || { _qemu_err "$name: not started"; return 1; }
+	local name=$1 secs=$2 f=${_QEMU_FIFOS[$1]:-}/exit i
+	[ -n "${_QEMU_PID[$name]:-}" ] || { _qemu_err "$name: not started"; return 1; }
 	for ((i = 0; i < secs * 10; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
+		[ -e "$f" ] && break
 		sleep 0.1
 	done
-	if kill -0 "$pid" 2>/dev/null; then echo running; return 0; fi
-	local rc=0
-	wait "$pid" 2>/dev/null || rc=$?
-	echo "$rc"
+	if [ -e "$f" ]; then cat "$f"; else echo running; fi
 }
 
 qemu_stop() {
@@ -122,10 +131,10 @@ qemu_stop() {
 		sleep 0.1
 	done
 	kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	wait "${_QEMU_WATCH[$name]}" 2>/dev/null
 	exec {_QEMU_IN[$name]}>&- {_QEMU_OUT[$name]}<&-
 	rm -rf "${_QEMU_FIFOS[$name]}"
-	unset "_QEMU_PID[$name]" "_QEMU_IN[$name]" "_QEMU_OUT[$name]" "_QEMU_FIFOS[$name]"
+	unset "_QEMU_PID[$name]" "_QEMU_WATCH[$name]" "_QEMU_IN[$name]" "_QEMU_OUT[$name]" "_QEMU_FIFOS[$name]"
 	return 0
 }
 
