@@ -52,13 +52,13 @@ trap 'rm -rf "$tmp"' EXIT
 if [ "$use_lcov" = 1 ]; then
   awk -v f="$thresholds" '
     /^[ \t]*(#|$)/ { next }
-    { bad = ""
+    { bad = ""; sub(/\/$/, "", $1)
       if (NF != 3) bad = "expected FOLDER METRIC PERCENT (e.g. \"transport branches 80.0\"), got " NF " fields"
       else if ($2 !~ /^(lines|functions|branches)$/) bad = "metric \"" $2 "\" is not lines, functions or branches"
       else if ($3 !~ /^[0-9]+(\.[0-9])?$/ || $3 + 0 > 100) bad = "\"" $3 "\" is not a percentage from 0 to 100 with at most one decimal"
       else if (($1, $2) in seen) bad = $1 " " $2 " is set twice (first on line " seen[$1, $2] ")"
       if (bad != "") { printf "%s:%d: %s\n", f, NR, bad > "/dev/stderr"; err = 1; next }
-      seen[$1, $2] = NR; sub(/\/$/, "", $1); print $1 "\t" $2 "\t" $3 "\t" NR }
+      seen[$1, $2] = NR; print $1 "\t" $2 "\t" $3 "\t" NR }
     END { exit err ? 2 : 0 }' "$thresholds" >"$tmp/thresholds.tsv" || exit 2
 fi
 
@@ -67,13 +67,13 @@ args=(--quiet --causes "$causes" --results "$results" --allow "$allow" --root "$
 [ "$use_lcov" = 0 ] || args+=(--lcov "$lcov")
 "$HERE/errpath.sh" "${args[@]}" || exit 2
 fail=0
-while IFS=$'\t' read -r name state mruns vruns nsites ntaken msg reason; do
+while IFS=$'\t' read -r name state _ _ nsites ntaken msg reason; do
   case "$state" in
     UNREACHED)
       extra=''
-      [ "$use_lcov" = 0 ] || extra="; its error-handling sites taken by any test: $ntaken of $nsites"
-      printf '%s: FAIL: cause %s (%s) is produced by no test: no recorded run ends in it%s\n' \
-        "$PROG" "$name" "$msg" "$extra"
+      [ "$use_lcov" = 0 ] || extra=" (its error-handling sites taken by any test, unit tests included: $ntaken of $nsites)"
+      printf '%s: FAIL: cause %s (%s) is produced by no test: no recorded run ends in it%s; add a scenario or torture run that ends in it, or allow-list it with a reason in %s\n' \
+        "$PROG" "$name" "$msg" "$extra" "${allow#"$ROOT"/}"
       fail=1 ;;
     reached)
       if [ -n "$reason" ]; then
@@ -105,7 +105,13 @@ if [ "$use_lcov" = 1 ]; then
         printf "%s: ok: %s/ %s %.1f%% >= %.1f%%; it is %.1f points above: raise the floor in %s:%d to %.1f\n", prog, d, k, v, t, v - t, tf, $4, v
       else
         printf "%s: ok: %s/ %s %.1f%% >= %.1f%%\n", prog, d, k, v, t }
-    END { exit bad ? 1 : 0 }' "$tmp/folders.tsv" "$tmp/thresholds.tsv" || fail=1
+    END { exit bad ? 1 : 0 }' "$tmp/folders.tsv" "$tmp/thresholds.tsv"
+  floors=$?
+  [ "$floors" -eq 0 ] || fail=1
+  if [ "$floors" -ne 0 ] && ! grep -rqs --include='*.json' '"backend":"verbs"' "$results"; then
+    echo "$PROG: note: no result in $results comes from the verbs backend: was the verbs lane skipped?" \
+         "The floors are for the whole suite."
+  fi
 fi
 
 if [ "$fail" -ne 0 ]; then

@@ -26,12 +26,15 @@ BEGIN {
 	while ((getline l < runs) > 0) {
 		split(l, a, "\t")
 		c = a[1]; be = a[2]; pr = a[4]
-		if (be == "model")
-			mruns[c]++
-		else if (be == "verbs")
-			vruns[c]++
-		else
-			oruns[c]++
+		if (!((c, a[5]) in cf)) {   # results, not lines: a sweep counts once
+			cf[c, a[5]] = 1
+			if (be == "model")
+				mruns[c]++
+			else if (be == "verbs")
+				vruns[c]++
+			else
+				oruns[c]++
+		}
 		if (!((c, pr) in pseen)) {
 			pseen[c, pr] = 1
 			np[c]++

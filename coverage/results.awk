@@ -1,14 +1,15 @@
 # coverage/results.awk - which causes the recorded runs produced (part of coverage/errpath.sh).
 #
-# Input: one JSON result path per line (migbed run/source/dest --json, or migbed torture
-# --json); beside each, an optional ID.meta written by coverage/migbed-record (lane=, test=,
-# argv=). Output, tab-separated, one line per (result file, cause produced in it):
+# Input: one JSON result path per line: `migbed run/source/dest --json` results and `migbed
+# torture --json` sweeps; beside each, an optional ID.meta written by coverage/migbed-record
+# (lane=, test=, argv=). Output, tab-separated, one line per (result, cause produced in it):
 #   CAUSE  BACKEND  KIND  PRODUCER  FILE
-# KIND is run (migbed run/source/dest) or torture. For a run, the produced causes are the run's
-# cause and each side's own cause (a secondary one such as PEER_ERROR is produced too);
-# NONE is not a cause. PRODUCER names what made the run: the scenario file, else the Bats
-# test, else the command line, else the file name. A file that holds no migbed result is
-# reported on stderr as "FILE: not a migbed result" and counted in the exit status (2).
+# KIND is run or torture. A run produces its cause and each side's own cause (a consequence
+# such as PEER_ERROR is produced too); NONE is not a cause. PRODUCER names what made it: the
+# scenario file, else the Bats test, else the command line, else the file name; for a sweep,
+# "torture SCENARIO: SITE@SIDE", one per fault site and side whose reruns ended in the cause.
+# A file that is neither is reported on stderr ("FILE: not a migbed result") and makes the
+# exit status 2.
 BEGIN { FS = "\t"; bad = 0 }
 
 function slurp(f,    l, s) {
@@ -20,16 +21,15 @@ function slurp(f,    l, s) {
 }
 
 # The first "KEY":"VALUE" string value in s ("" if none).
-function str(s, key,    m) {
+function str(s, key) {
 	if (!match(s, "\"" key "\":\"[^\"]*\""))
 		return ""
-	m = substr(s, RSTART + length(key) + 4, RLENGTH - length(key) - 5)
-	return m
+	return substr(s, RSTART + length(key) + 4, RLENGTH - length(key) - 5)
 }
 
 # The cause of the side object "src" or "dst": {"completed":B,"cause":"NAME",...}
 function side_cause(s, side,    m) {
-	if (!match(s, "\"" side "\":\\{\"completed\":(true|false),\"cause\":\"[A-Z_]*\""))
+	if (!match(s, "\"" side "\":\\{\"completed\":(true|false),\"cause\":\"[A-Z_0-9]*\""))
 		return ""
 	m = substr(s, RSTART, RLENGTH)
 	sub(/.*"cause":"/, "", m)
@@ -52,11 +52,21 @@ function base(p) {
 }
 
 function emit(cause, backend, kind, producer, file) {
-	if (cause == "" || cause == "NONE" || (file SUBSEP cause) in seen)
+	if (cause == "" || cause == "NONE" || (file SUBSEP cause SUBSEP producer) in seen)
 		return
-	seen[file, cause] = 1
+	seen[file, cause, producer] = 1
 	gsub(/\t/, " ", producer)
 	print cause "\t" backend "\t" kind "\t" producer "\t" file
+}
+
+# A sweep: {"scenario":..,"backend":..,"runs":[{"site":S,"side":D,...,"cause":C,...},...]}
+function torture(j, file, backend, label,    rest, n, parts, i) {
+	rest = j
+	sub(/.*"runs":\[/, "", rest)
+	n = split(rest, parts, /\{"site":/)
+	for (i = 2; i <= n; i++)
+		emit(str(parts[i], "cause"), backend, "torture", label ": " str("{\"site\":" parts[i], "site") "@" \
+		     str(parts[i], "side"), file)
 }
 
 {
@@ -72,13 +82,16 @@ function emit(cause, backend, kind, producer, file) {
 	backend = str(j, "backend")
 	if (backend == "")
 		backend = "unknown"
-	torture = (index(argv, "torture") == 1 || index(j, "\"torture\"") > 0)
-	if (!torture && index(j, "\"verdict\":") == 0) {
-		print file ": not a migbed result (no \"verdict\")" > "/dev/stderr"
+	scn = str(j, "scenario")
+	if (index(argv, "torture") == 1 || index(j, "\"runs\":[") > 0) {
+		torture(j, file, backend, "torture " (scn != "" ? base(scn) : test != "" ? test : base(file)))
+		next
+	}
+	if (index(j, "\"verdict\":") == 0) {
+		print file ": not a migbed result (no \"verdict\" and no \"runs\")" > "/dev/stderr"
 		bad = 1
 		next
 	}
-	scn = str(j, "scenario")
 	if (scn != "")
 		producer = "scenario " base(scn)
 	else if (test != "")
@@ -87,19 +100,6 @@ function emit(cause, backend, kind, producer, file) {
 		producer = "migbed " argv
 	else
 		producer = base(file)
-	if (torture) {
-		if (test != "")
-			producer = test
-		else
-			producer = "migbed " (argv != "" ? argv : "torture (" base(file) ")")
-		rest = j
-		while (match(rest, /"cause":"[A-Z_]*"/)) {
-			c = substr(rest, RSTART + 9, RLENGTH - 10)
-			emit(c, backend, "torture", producer, file)
-			rest = substr(rest, RSTART + RLENGTH)
-		}
-		next
-	}
 	emit(str(j, "cause"), backend, "run", producer, file)
 	emit(side_cause(j, "src"), backend, "run", producer, file)
 	emit(side_cause(j, "dst"), backend, "run", producer, file)
