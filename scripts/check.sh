@@ -58,7 +58,9 @@ elif ls bats/verbs/*.bats >/dev/null 2>&1; then
   log="$LOGDIR/bats-verbs.tap"
   t0=$(date +%s)
   # the fault matrix again, on real rxe: the same expected cause as on the model
-  SCN_GLOB='fault-*.scn' scripts/gen-scenario-bats.sh bats/scenarios "$BUILD/bats/verbs-faults.bats" \
+  # (the faults that go through real verbs calls; the msg.* and post_* ones are protocol-level and
+  # run on the model only, to keep make check under 20 minutes)
+  SCN_GLOB='fault-reg-* fault-wc-* fault-modify-* fault-dereg-* fault-accept-* fault-connect-* fault-ep-* fault-cm-* fault-post-send-write-enomem.scn' scripts/gen-scenario-bats.sh bats/scenarios "$BUILD/bats/verbs-faults.bats" \
     --backend verbs --mem bytes || { failed=$((failed+1)); failures+=("verbs fault bats generation failed"); }
   verbs_files="bats/verbs/*.bats $BUILD/bats/verbs-faults.bats"
   if topologies/detect >/dev/null 2>&1; then

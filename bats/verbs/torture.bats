@@ -7,11 +7,11 @@ MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
 
 @test "verbs: torture sweep of the small scenario on rxe (bounded), every run ends properly" {
   run "$MIGBED" torture "$BATS_TEST_DIRNAME/../data/torture-small.scn" --backend verbs \
-    --max-runs 40 --watchdog-ms 60000 --json "$BATS_TEST_TMPDIR/t.json"
+    --max-runs 30 --watchdog-ms 60000 --json "$BATS_TEST_TMPDIR/t.json"
   echo "$output" | tail -40
   [ "$status" -eq 0 ]
   grep -q '"backend":"verbs"' "$BATS_TEST_TMPDIR/t.json"
   runs=$(grep -o '"cause_side"' "$BATS_TEST_TMPDIR/t.json" | wc -l)
   echo "runs: $runs"
-  [ "$runs" -ge 35 ]
+  [ "$runs" -ge 25 ]
 }
