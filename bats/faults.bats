@@ -141,3 +141,29 @@ setup() {
   [[ "$output" == *"cause: TIMEOUT (src side)"* ]]
   [[ "$output" == *"detail: waiting 500 ms for outstanding RDMA WRITE completions (drain)"* ]]
 }
+
+# Finding F3 (docs/faults.md): the responder of a bad RDMA WRITE dies when the WRITE arrives,
+# not when it is posted; nothing of the destination's failure may come before that moment.
+@test "a bad RDMA WRITE kills the responder's QP when it arrives, not when it is posted (F3)" {
+  run "$MIGBED" run "$BATS_TEST_DIRNAME/scenarios/fault-msg-ram-blocks-result-corrupt-payload.scn" --events ev
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"cause=REMOTE_ACCESS_ERROR side=src"* ]]
+  t_err=$(awk '$2 == "src" && $3 == "wc" && /status=REM_ACCESS_ERR/ { print $1; exit }' ev)
+  t_post=$(awk '$2 == "src" && $3 == "post_send" && /op=write/ { print $1; exit }' ev)
+  t_dst=$(awk '$2 == "dst" && ($3 == "fail" || $3 == "disconnect" || /status=WR_FLUSH_ERR/) { print $1; exit }' ev)
+  echo "write posted $t_post, REM_ACCESS_ERR $t_err, first destination failure $t_dst"
+  [ -n "$t_err" ] && [ -n "$t_post" ] && [ -n "$t_dst" ]
+  # the 1 MiB WRITE takes time on the wire: arrival is after posting
+  awk -v a="$t_post" -v b="$t_err" 'BEGIN { exit !(a < b) }'
+  awk -v d="$t_dst" -v e="$t_err" 'BEGIN { exit !(d >= e) }'
+}
+
+# Finding F2 (docs/faults.md): a side that sees its RECV flushed takes its own failed SEND
+# first, and the cause carries the completion's own time, so the source's RNR failure is not
+# hidden by the destination's consequence.
+@test "a flushed RECV makes a side name its own earlier failed SEND (F2)" {
+  run "$MIGBED" run "${SMALL[@]}" --fault 'msg.compress@src #1 -> duplicate' --json r.json
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cause=RNR_RETRY_EXCEEDED side=src"* ]]
+  grep -q '"dst":{"completed":false,"cause":"TRANSPORT_RETRY_EXCEEDED"' r.json
+}

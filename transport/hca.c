@@ -149,6 +149,7 @@ static void ring_drop_back(struct ring *r)
 
 struct posted_send {
 	uint64_t wr_id;
+	uint64_t post_ns;             /* when it was posted */
 	uint64_t done_ns;
 	uint32_t len;
 	int opcode;                   /* enum hca_wc_opcode */
@@ -721,6 +722,10 @@ static int drain_send_cq(hca_ep *ep)
 		if (rc <= 0)
 			return rc;
 		uint64_t t_ns = min_u64(ps.done_ns, ep->err_ns);
+		/* a flush comes when the QP enters error, never before (a responder killed by a bad
+		 * RDMA WRITE dies when the WRITE arrives, not when it was posted: finding F3) */
+		if (wc.status == HCA_WC_WR_FLUSH_ERR && ep->err_ns != HCA_NO_ERROR)
+			t_ns = max_u64(ps.post_ns, ep->err_ns);
 		wc.opcode = ps.opcode;
 		wc.byte_len = ps.len;
 		if (!wc_fault(ep, &wc, &t_ns))
@@ -1560,7 +1565,7 @@ static uint64_t ep_charge_link(hca_ep *ep, uint32_t len)
 	uint64_t now = now_ns(ep->w);
 	uint64_t start_ns, wire_ns;
 
-	if (ep->err_ns != HCA_NO_ERROR)
+	if (ep->err_ns != HCA_NO_ERROR && ep->err_ns <= now)
 		return now;
 	start_ns = max_u64(now, ep->link_free_ns);
 	/* len < 2^32, so len * 1e9 < 2^62: no overflow */
@@ -1599,6 +1604,7 @@ static int post_send_one(hca_ep *ep, const struct hca_send_wr *wr, uint64_t extr
 		return -ENOMEM;
 	link_free_ns = ep->link_free_ns;
 	ps = (struct posted_send){ .wr_id = wr->wr_id, .len = wr->length,
+				   .post_ns = now_ns(ep->w),
 				   .done_ns = sat_add(ep_charge_link(ep, wr->length), extra_ns),
 				   .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND
 								       : HCA_WC_OP_RDMA_WRITE };
@@ -1626,6 +1632,7 @@ static int post_send_one(hca_ep *ep, const struct hca_send_wr *wr, uint64_t extr
 static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
 {
 	struct posted_send ps = { .wr_id = wr->wr_id, .len = wr->length, .fake = true, .status = status,
+				  .post_ns = now_ns(ep->w),
 				  .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND : HCA_WC_OP_RDMA_WRITE };
 
 	if (status == HCA_WC_SUCCESS && ep->err_ns != HCA_NO_ERROR)

@@ -89,6 +89,14 @@ static int fail(proto_dst *d, int cause, const char *fmt, ...)
 	return -cause;
 }
 
+/* A failure a completion reports is stamped with the completion's own time (finding F2,
+ * docs/faults.md): call just before fail(). */
+static void stamp_wc(proto_dst *d, const struct hca_wc *wc)
+{
+	if (d->cx.cause == 0 && d->cx.t_ns == 0 && wc->t_ns && wc->t_ns < now(d))
+		d->cx.t_ns = wc->t_ns;
+}
+
 static int noted(proto_dst *d, int rc)
 {
 	if (rc < 0)
@@ -572,10 +580,12 @@ static int on_send_done(proto_dst *d, const struct hca_wc *wc)
 		d->phase = D_DONE;
 		return 1;
 	}
-	if (wc->status != HCA_WC_SUCCESS)
+	if (wc->status != HCA_WC_SUCCESS) {
+		stamp_wc(d, wc);
 		return fail(d, ctl_status_cause(wc->status, CAUSE_CONTROL_SEND_ERROR),
 			    "rdma migration: send polling control error: status=%s (%s)",
 			    hca_wc_status_name(wc->status), hca_wc_status_str(wc->status));
+	}
 	d->phase = d->phase == D_READY_SENT ? D_WAIT_MSG : D_NEED_MSG;
 	return 1;
 }
@@ -596,6 +606,24 @@ static int poll_send(proto_dst *d)
 	return poll_cm(d);
 }
 
+/* A RECV was flushed: the QP is in error. A failed SEND of this side's own that is already
+ * visible on the send CQ is the cause, not the flush (finding F2, docs/faults.md). */
+static int own_send_failure(proto_dst *d)
+{
+	struct hca_wc wc;
+	for (int i = 0; i < 64; i++) {
+		if (hca_poll(d->ep, HCA_CQ_SEND, &wc) <= 0)
+			return 0;
+		if (wc.status != HCA_WC_SUCCESS && wc.status != HCA_WC_WR_FLUSH_ERR) {
+			stamp_wc(d, &wc);
+			return fail(d, ctl_status_cause(wc.status, CAUSE_CONTROL_SEND_ERROR),
+				    "rdma migration: send polling control error: status=%s (%s)",
+				    hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
+		}
+	}
+	return 0;
+}
+
 static int poll_recv(proto_dst *d)
 {
 	struct hca_wc wc;
@@ -604,10 +632,14 @@ static int poll_recv(proto_dst *d)
 		return fail(d, CAUSE_INTERNAL, "ibv_poll_cq: %s", strerror(-rc));
 	if (rc == 0)
 		return poll_cm(d);
-	if (wc.status != HCA_WC_SUCCESS)
+	if (wc.status == HCA_WC_WR_FLUSH_ERR && (rc = own_send_failure(d)) != 0)
+		return rc;
+	if (wc.status != HCA_WC_SUCCESS) {
+		stamp_wc(d, &wc);
 		return fail(d, ctl_status_cause(wc.status, CAUSE_CONTROL_RECV_ERROR),
 			    "rdma migration: recv polling control error! status=%s (%s)",
 			    hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
+	}
 	if (wc.wr_id != CTL_WRID_RECV(WIRE_SLOT_READY)) {
 		d->st.wrid_misses++;
 		return 1;
