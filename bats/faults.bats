@@ -167,3 +167,38 @@ setup() {
   [[ "$output" == *"cause=RNR_RETRY_EXCEEDED side=src"* ]]
   grep -q '"dst":{"completed":false,"cause":"TRANSPORT_RETRY_EXCEEDED"' r.json
 }
+
+@test "alloc and corrupt(wr_id): where they apply, and what they are rejected with elsewhere" {
+  run "$MIGBED" run "${SMALL[@]}" --fault 'alloc -> drop'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"col 10: action 'drop' does not apply to site 'alloc'"* ]]
+  run "$MIGBED" run "${SMALL[@]}" --fault 'wc.write -> corrupt(len)'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"corrupt(len) does not apply to site 'wc.write' (msg.*: len, type, repeat, payload; wc.*: wr_id)"* ]]
+  run "$MIGBED" run "${SMALL[@]}" --fault 'msg.ready -> corrupt(wr_id)'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"corrupt(wr_id) does not apply to site 'msg.ready'"* ]]
+  # a bare corrupt at a completion site is corrupt(wr_id)
+  run "$MIGBED" run "${SMALL[@]}" --fault 'wc.send@src #3 -> corrupt' --events ev
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"cause=INTERNAL side=src"* ]]
+  grep -q 'fault site=wc.send side=src call=3 action=corrupt(wr_id)' ev
+  [[ "$output" == *"send completion with wr_id 0x3fff07d0, which was never posted"* ]]
+}
+
+@test "alloc faults: every allocation of migbed's own fails in turn, each ends RESOURCE_EXHAUSTED on its side" {
+  run "$MIGBED" run "${SMALL[@]}" --fault-counts counts
+  [ "$status" -eq 0 ]
+  n_src=$(awk '$1 == "alloc" && $2 == "src" { print $3 }' counts)
+  n_dst=$(awk '$1 == "alloc" && $2 == "dst" { print $3 }' counts)
+  [ "$n_src" -ge 3 ] && [ "$n_dst" -ge 3 ]    # 3 control buffers each, bitmaps, device state
+  for side in src dst; do
+    n=$([ $side = src ] && echo "$n_src" || echo "$n_dst")
+    for i in $(seq 1 "$n"); do
+      run "$MIGBED" run "${SMALL[@]}" --fault "alloc@$side #$i -> errno(ENOMEM)"
+      echo "alloc@$side #$i: $output"
+      [ "$status" -eq 1 ]
+      [[ "$output" == *"cause=RESOURCE_EXHAUSTED side=$side"* ]]
+    done
+  done
+}

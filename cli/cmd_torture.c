@@ -81,7 +81,7 @@ static void usage(FILE *f)
 		   "                      [--json FILE] [--watchdog-ms N] [--jobs N] [--sites GLOB,...]\n\n"
 		   "Fail every fallible call of a migration once: a baseline run counts the calls per\n"
 		   "fault site and side, then the scenario is rerun once per call with that call failed\n"
-		   "by the site's canonical action (reg_mr, dereg_mr, ep_setup: errno(ENOMEM);\n"
+		   "by the site's canonical action (reg_mr, dereg_mr, ep_setup, alloc: errno(ENOMEM);\n"
 		   "post_*: errno(EIO); wc.*: status(GENERAL_ERR); connect, accept: errno(ECONNREFUSED);\n"
 		   "ep_create: errno(EHOSTUNREACH); modify_qp: errno(EINVAL); msg.*, cm: drop).\n"
 		   "Every rerun must end completed-and-verified or failed with a named cause.\n\n"
@@ -188,6 +188,7 @@ static const char *canonical_action(enum fault_site s)
 	case FAULT_SITE_REG_MR:
 	case FAULT_SITE_DEREG_MR:
 	case FAULT_SITE_EP_SETUP:
+	case FAULT_SITE_ALLOC:
 		return "errno(ENOMEM)";
 	case FAULT_SITE_POST_SEND:
 	case FAULT_SITE_POST_SEND_WRITE:

@@ -194,7 +194,7 @@ X(RESOURCE_EXHAUSTED, "migbed ran out of memory or another host resource", \
   "reduce the guest size or use the stamp memory representation", \
   "") \
 X(INTERNAL, "an internal invariant failed", \
-  "a migbed bug: please report it with the scenario and seed", \
+  "a migbed bug (please report it with the scenario and seed), or a completion the verbs provider should never produce (a wr_id that was never posted)", \
   "") \
 X(QEMU_STREAM_MALFORMED, "the migration stream from QEMU is not valid QEMU migration format", \
   "the detail quotes the offset and bytes; compare with docs/qemu-in-the-loop.md", \

@@ -19,7 +19,7 @@
 
 /* ---- sites, sides, actions: names and the compatibility table ------------------------------ */
 
-enum site_class { CLASS_RES, CLASS_SEND, CLASS_MSG, CLASS_WC, CLASS_SETUP, CLASS_CM };
+enum site_class { CLASS_RES, CLASS_SEND, CLASS_MSG, CLASS_WC, CLASS_SETUP, CLASS_CM, CLASS_ALLOC };
 
 #define A(x) (1u << FAULT_ACT_##x)
 static const unsigned class_actions[] = {
@@ -28,9 +28,10 @@ static const unsigned class_actions[] = {
 		       A(EVENT) | A(DIE),
 	[CLASS_MSG] = A(ERRNO) | A(STATUS) | A(QP_ERROR) | A(DISCONNECT) | A(DROP) | A(DELAY) |
 		      A(EVENT) | A(DIE) | A(DUPLICATE) | A(CORRUPT),
-	[CLASS_WC] = A(STATUS) | A(DROP) | A(DELAY) | A(DIE),
+	[CLASS_WC] = A(STATUS) | A(DROP) | A(DELAY) | A(CORRUPT) | A(DIE),
 	[CLASS_SETUP] = A(ERRNO) | A(DELAY) | A(DIE),
 	[CLASS_CM] = A(DROP) | A(DUPLICATE) | A(DIE),
+	[CLASS_ALLOC] = A(ERRNO) | A(DIE),
 };
 #undef A
 
@@ -49,6 +50,7 @@ static const char *const site_names[FAULT_SITE_COUNT] = {
 	[FAULT_SITE_MODIFY_QP] = "modify_qp",
 	[FAULT_SITE_CONNECT] = "connect",
 	[FAULT_SITE_ACCEPT] = "accept",
+	[FAULT_SITE_ALLOC] = "alloc",
 	[FAULT_SITE_CM] = "cm",
 	/* same order as enum hca_cm_event_type (checked by fault_test) */
 	[FAULT_SITE_CM_EVENT + 0] = "cm.addr_resolved",
@@ -103,6 +105,8 @@ static enum site_class site_class(enum fault_site s)
 	case FAULT_SITE_CONNECT:
 	case FAULT_SITE_ACCEPT:
 		return CLASS_SETUP;
+	case FAULT_SITE_ALLOC:
+		return CLASS_ALLOC;
 	default:
 		return s >= FAULT_SITE_MSG ? CLASS_MSG : CLASS_CM;
 	}
@@ -116,7 +120,7 @@ static const char *const action_names[FAULT_ACT_COUNT] = {
 	[FAULT_ACT_EVENT] = "event", [FAULT_ACT_DIE] = "die",
 };
 
-static const char *const corrupt_names[] = { "len", "type", "repeat", "payload" };
+static const char *const corrupt_names[FAULT_CORRUPT_COUNT] = { "len", "type", "repeat", "payload", "wr_id" };
 
 struct errno_name {
 	const char *name;
@@ -245,7 +249,7 @@ int fault_action_format(enum fault_action a, int arg, uint64_t delay_ns, char *b
 		format_ns(delay_ns, t, sizeof t);
 		return snprintf(buf, n, "delay(%s)", t);
 	case FAULT_ACT_CORRUPT:
-		return snprintf(buf, n, "corrupt(%s)", (unsigned)arg < 4 ? corrupt_names[arg] : "?");
+		return snprintf(buf, n, "corrupt(%s)", (unsigned)arg < FAULT_CORRUPT_COUNT ? corrupt_names[arg] : "?");
 	case FAULT_ACT_EVENT:
 		return snprintf(buf, n, "event(%s)", hca_cm_event_name(arg) + strlen("RDMA_CM_EVENT_"));
 	default:
@@ -475,17 +479,27 @@ static int parse_arg(struct parser *p, struct fault_rule *r, const char *name)
 			return perr(p, at, "'%s' is not an error ibv_wc_status (REM_ACCESS_ERR, RETRY_EXC_ERR, GENERAL_ERR, ...)", a);
 		if (r->action == FAULT_ACT_EVENT && (v = cm_event_lookup(a)) < 0)
 			return perr(p, at, "unknown CM event '%s' (DISCONNECTED, DEVICE_REMOVAL, ...)", a);
-		for (int i = 0; r->action == FAULT_ACT_CORRUPT && i < 4; i++)
+		for (int i = 0; r->action == FAULT_ACT_CORRUPT && i < FAULT_CORRUPT_COUNT; i++)
 			if (!strcmp(a, corrupt_names[i]))
 				v = i;
 		if (r->action == FAULT_ACT_CORRUPT && v < 0)
-			return perr(p, at, "corrupt(...) takes len, type, repeat or payload, not '%s'", a);
+			return perr(p, at, "corrupt(...) takes len, type, repeat, payload (msg.*) or wr_id (wc.*), not '%s'", a);
 		r->arg = v;
 	}
 	if (p->s[p->pos] != ')')
 		return perr(p, p->pos, "expected ')'");
 	p->pos++;
 	return 0;
+}
+
+/* corrupt(wr_id) is for completions, the other corruptions for control messages. */
+static bool corrupt_fits(const struct fault_rule *r)
+{
+	if (r->action != FAULT_ACT_CORRUPT)
+		return true;
+	if ((unsigned)r->arg >= FAULT_CORRUPT_COUNT)
+		return false;
+	return (site_class(r->site) == CLASS_WC) == (r->arg == FAULT_CORRUPT_WRID);
 }
 
 static int parse_action(struct parser *p, struct fault_rule *r)
@@ -513,11 +527,14 @@ static int parse_action(struct parser *p, struct fault_rule *r)
 	} else if (needs) {
 		return perr(p, p->pos, "action '%s' needs an argument: %s(...)", w, w);
 	} else if (a == FAULT_ACT_CORRUPT) {
-		r->arg = FAULT_CORRUPT_LEN;
+		r->arg = site_class(r->site) == CLASS_WC ? FAULT_CORRUPT_WRID : FAULT_CORRUPT_LEN;
 	}
 	if (!fault_action_allowed(r->site, r->action))
 		return perr(p, at, "action '%s' does not apply to site '%s' (see docs/faults.md)", w,
 			    fault_site_name(r->site));
+	if (!corrupt_fits(r))
+		return perr(p, at, "corrupt(%s) does not apply to site '%s' (msg.*: len, type, repeat, payload; wc.*: wr_id)",
+			    corrupt_names[r->arg], fault_site_name(r->site));
 	return 0;
 }
 
@@ -592,7 +609,8 @@ static bool rule_ok(const struct fault_rule *r)
 {
 	return (unsigned)r->site < FAULT_SITE_COUNT && (unsigned)r->side <= FAULT_SIDE_ANY && r->first >= 1 &&
 	       r->every >= 1 && r->probability > 0.0 && r->probability <= 1.0 &&
-	       fault_action_allowed(r->site, r->action) && r->delay_ns <= FAULT_MAX_DELAY_NS;
+	       fault_action_allowed(r->site, r->action) && r->delay_ns <= FAULT_MAX_DELAY_NS &&
+	       corrupt_fits(r);
 }
 
 int fault_plan_add(fault_plan *p, const struct fault_rule *r)

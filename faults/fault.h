@@ -44,6 +44,7 @@ enum fault_site {
 	FAULT_SITE_MODIFY_QP,           /* ->INIT (setup), ->RTR/RTS (connect/accept), ->ERR */
 	FAULT_SITE_CONNECT,
 	FAULT_SITE_ACCEPT,
+	FAULT_SITE_ALLOC,               /* an allocation of migbed's own (buffers, bookkeeping) */
 	FAULT_SITE_CM,                  /* every CM event delivered to an endpoint */
 	FAULT_SITE_CM_EVENT,            /* + enum hca_cm_event_type: cm.established, ... */
 	FAULT_SITE_MSG = FAULT_SITE_CM_EVENT + FAULT_CM_EVENTS,   /* + enum wire_type */
@@ -64,8 +65,11 @@ enum fault_action {
 	FAULT_ACT_COUNT
 };
 
-/* What `corrupt` changes in a control message (in the sender's buffer, before posting). */
-enum fault_corrupt { FAULT_CORRUPT_LEN, FAULT_CORRUPT_TYPE, FAULT_CORRUPT_REPEAT, FAULT_CORRUPT_PAYLOAD };
+/* What `corrupt` changes in a control message (in the sender's buffer, before posting),
+ * or, at a completion site, in the completion. */
+enum fault_corrupt { FAULT_CORRUPT_LEN, FAULT_CORRUPT_TYPE, FAULT_CORRUPT_REPEAT, FAULT_CORRUPT_PAYLOAD,
+		     FAULT_CORRUPT_WRID,     /* wc.* only: the completion's wr_id (block bits 16..29 set) */
+		     FAULT_CORRUPT_COUNT };
 
 struct fault_rule {
 	enum fault_site site;

@@ -168,7 +168,7 @@ static void test_invalid_rules_name_the_column(void **state)
 		{ "connect -> drop", 12, "does not apply" },
 		{ "wc.send -> status(SUCCESS)", 19, "not an error ibv_wc_status" },
 		{ "wc.send -> status(BOGUS_ERR)", 19, "not an error ibv_wc_status" },
-		{ "msg.ready -> corrupt(header)", 22, "len, type, repeat or payload" },
+		{ "msg.ready -> corrupt(header)", 22, "len, type, repeat, payload (msg.*) or wr_id (wc.*)" },
 		{ "msg.ready -> delay(0ms)", 20, "T > 0" },
 		{ "msg.ready -> delay(2h)", 21, "unknown unit 'h'" },
 		{ "msg.ready -> delay(3601s)", 20, "longer than one hour" },

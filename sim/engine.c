@@ -74,6 +74,9 @@ static void bm_set(struct bitmap *b, uint64_t i)
 
 static int bitmaps_init(struct eng *e)
 {
+	int rc = hca_fault_alloc(e->w, "src");   /* the `alloc` fault site (docs/faults.md) */
+	if (rc)
+		return rc;
 	e->dirty = calloc(e->n_blocks, sizeof *e->dirty);
 	e->log = calloc(e->n_blocks, sizeof *e->log);
 	if (!e->dirty || !e->log)
@@ -101,7 +104,7 @@ static void bitmaps_free(struct eng *e)
 static uint64_t pending_pages(const struct eng *e)
 {
 	uint64_t n = 0;
-	for (size_t b = 0; b < e->n_blocks; b++)
+	for (size_t b = 0; e->dirty && b < e->n_blocks; b++)
 		n += e->dirty[b].count;
 	return n;
 }
@@ -382,7 +385,7 @@ static int put_device_and_verify(struct eng *e)
 {
 	struct stream_buf b = { 0 };
 	uint64_t n = e->o->device_state_bytes;
-	uint8_t *dev = malloc(n ? n : 1);
+	uint8_t *dev = hca_fault_alloc(e->w, "src") ? NULL : malloc(n ? n : 1);
 	if (!dev)
 		return proto_src_fail(e->ps, CAUSE_RESOURCE_EXHAUSTED, "device state buffer");
 	uint64_t x = e->o->seed ^ 0xd1b54a32d192ed03ull;

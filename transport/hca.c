@@ -52,6 +52,7 @@
 #define HCA_WR_MAX 65536u            /* per queue; verbs devices allow far less than this */
 #define HCA_REQ_PDATA_MAX 56         /* rdma_cm REQ private data */
 #define HCA_WAIT_ITER_MAX (1u << 24) /* a wait that loops this often is a livelock (asserted) */
+#define HCA_FAULT_WRID_BITS (UINT64_C(0x3fff) << 16)   /* corrupt(wr_id): wire.h block bits 16..29 */
 #define HCA_CM_DRAIN_MAX 64          /* CM events pulled from the backend per endpoint per drain */
 #define HCA_RING_MAX_ELEMS (1u << 24)
 #define HCA_BLOCK_SLICE_NS (100ull * VCLOCK_NS_PER_MS)
@@ -454,6 +455,17 @@ static bool fault_at1(hca_world *w, const char *side, enum fault_site site, stru
 	return fault_at(w, side, &site, 1, f);
 }
 
+int hca_fault_alloc(hca_world *w, const char *side)
+{
+	struct fault_fire f;
+
+	assert(w && side);
+	if (!fault_at1(w, side, FAULT_SITE_ALLOC, &f))
+		return 0;
+	assert(f.action == FAULT_ACT_ERRNO);   /* the only other one, die, does not return */
+	return -f.arg;
+}
+
 /* The real transition to ERR (backend), with the front end's error time. */
 static int qp_to_error_now(hca_ep *ep)
 {
@@ -579,6 +591,11 @@ static bool wc_fault(hca_ep *ep, struct hca_wc *wc, uint64_t *t_ns)
 		return true;
 	case FAULT_ACT_DELAY:
 		*t_ns = sat_add(*t_ns, f.delay_ns);
+		return true;
+	case FAULT_ACT_CORRUPT:
+		/* a provider bug: a completion for a WR never posted (the block bits of a write's
+		 * wr_id all set; any other wr_id changes likewise) */
+		wc->wr_id |= HCA_FAULT_WRID_BITS;
 		return true;
 	case FAULT_ACT_DROP:
 		if (site == FAULT_SITE_WC_RECV) {

@@ -177,6 +177,10 @@ int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg);
  * the world's "src" / "dst" endpoints is counted under its fault sites and may be failed as
  * the plan says, on either backend. Borrowed: the plan must outlive the world. NULL: none. */
 void hca_world_set_faults(hca_world *w, struct fault_plan *p);
+/* One allocation of migbed's own on `side` ("src" / "dst"), the plan's `alloc` site: 0 to go
+ * on, or the injected -errno, which the caller handles as the allocation's failure (no
+ * allocation is made). Call it just before the allocation it stands for. */
+int hca_fault_alloc(hca_world *w, const char *side);
 /* Outstanding verbs objects (ep, mr, listener) of the world: 0 after a clean teardown. */
 uint64_t hca_world_live_objects(const hca_world *w);
 
@@ -209,6 +213,8 @@ int hca_disconnect(hca_ep *ep);
 /* Destroys QP, CQs, channels, PD and id. MRs must have been deregistered (asserted). */
 void hca_ep_destroy(hca_ep *ep);
 const char *hca_ep_side(const hca_ep *ep);
+/* The world the endpoint belongs to. */
+hca_world *hca_ep_world(hca_ep *ep);
 /* Tell the model which guest memory backs addresses on this endpoint's side (STAMP
  * memories have synthetic addresses). The verbs backend ignores it. */
 void hca_ep_map_guest(hca_ep *ep, struct mem *m);

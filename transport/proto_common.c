@@ -21,9 +21,11 @@ int ctl_init(struct ctl *c, hca_ep *ep, const char *side, struct proto_stats *st
 	c->side = side;
 	c->stats = st;
 	for (int i = 0; i < WIRE_SLOTS; i++) {
-		c->buf[i] = aligned_alloc(4096, WIRE_CONTROL_BUF_BYTES);
+		int frc = hca_fault_alloc(hca_ep_world(ep), side);   /* the `alloc` fault site */
+		c->buf[i] = frc ? NULL : aligned_alloc(4096, WIRE_CONTROL_BUF_BYTES);
 		if (!c->buf[i])
-			return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "control buffer %d: out of memory", i);
+			return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "control buffer %d: %s", i,
+					 strerror(frc ? -frc : ENOMEM));
 		memset(c->buf[i], 0, WIRE_CONTROL_BUF_BYTES);
 		int rc = hca_reg_mr(ep, (uint64_t)(uintptr_t)c->buf[i], WIRE_CONTROL_BUF_BYTES,
 				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &c->mr[i]);

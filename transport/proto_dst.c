@@ -572,8 +572,9 @@ static int on_message(proto_dst *d, const struct hca_wc *wc)
 static int on_send_done(proto_dst *d, const struct hca_wc *wc)
 {
 	if (wc->wr_id != WIRE_WRID_SEND_CONTROL) {
-		d->st.wrid_misses++;
-		return 1;
+		stamp_wc(d, wc);
+		return fail(d, CAUSE_INTERNAL, "send completion with wr_id 0x%llx, which was never posted",
+			    (unsigned long long)wc->wr_id);
 	}
 	if (d->phase == D_ERROR_SENT) {
 		hca_disconnect(d->ep);
@@ -632,6 +633,11 @@ static int poll_recv(proto_dst *d)
 		return fail(d, CAUSE_INTERNAL, "ibv_poll_cq: %s", strerror(-rc));
 	if (rc == 0)
 		return poll_cm(d);
+	if (!CTL_WRID_IS_RECV(wc.wr_id)) {
+		stamp_wc(d, &wc);
+		return fail(d, CAUSE_INTERNAL, "recv completion with wr_id 0x%llx, which was never posted",
+			    (unsigned long long)wc.wr_id);
+	}
 	if (wc.status == HCA_WC_WR_FLUSH_ERR && (rc = own_send_failure(d)) != 0)
 		return rc;
 	if (wc.status != HCA_WC_SUCCESS) {

@@ -39,5 +39,7 @@ int ctl_wait_cause(int rc);
 const uint8_t *ctl_data(const struct ctl *c, enum wire_slot slot);
 
 #define CTL_WRID_RECV(slot) ((uint64_t)WIRE_WRID_RECV_CONTROL + (uint64_t)(slot))
+/* A wr_id migbed posts RECVs with (any slot). */
+#define CTL_WRID_IS_RECV(id) ((id) >= CTL_WRID_RECV(0) && (id) < CTL_WRID_RECV(WIRE_SLOTS))
 
 #endif

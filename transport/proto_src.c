@@ -227,6 +227,9 @@ static int on_send_wc(proto_src *s, const struct hca_wc *wc)
 				    (unsigned long long)(1ull << s->o.chunk_shift) >> 20);
 		return 0;
 	}
+	if (wc->wr_id != WIRE_WRID_SEND_CONTROL)
+		return fail_wc(s, wc, CAUSE_INTERNAL, "send completion with wr_id 0x%llx, which was never posted",
+			       (unsigned long long)wc->wr_id);
 	if (wc->status != HCA_WC_SUCCESS)
 		return fail_wc(s, wc, ctl_status_cause(wc->status, CAUSE_CONTROL_SEND_ERROR),
 			    "rdma migration: send polling control error: status=%s (%s)",
@@ -321,6 +324,9 @@ static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, s
 		int rc = wait_wc(s, HCA_CQ_RECV, &wc, what);
 		if (rc)
 			return rc;
+		if (!CTL_WRID_IS_RECV(wc.wr_id))
+			return fail_wc(s, &wc, CAUSE_INTERNAL, "recv completion with wr_id 0x%llx, which was never posted",
+				       (unsigned long long)wc.wr_id);
 		if (wc.status == HCA_WC_WR_FLUSH_ERR && (rc = own_send_failure(s)) != 0)
 			return rc;
 		if (wc.status != HCA_WC_SUCCESS)
@@ -386,11 +392,12 @@ static int blocks_rechunk(proto_src *s, unsigned shift)
 		free(sb->transit);
 		free(sb->chunk_mr);
 		sb->nb_chunks = wire_nb_chunks(sb->length, shift);
+		int frc = hca_fault_alloc(s->w, SRC);   /* the `alloc` fault site */
 		sb->rkeys = calloc(sb->nb_chunks, sizeof *sb->rkeys);
 		sb->rkey_valid = calloc(sb->nb_chunks, 1);
 		sb->transit = calloc(sb->nb_chunks, 1);
 		sb->chunk_mr = calloc(sb->nb_chunks, sizeof *sb->chunk_mr);
-		if (!sb->rkeys || !sb->rkey_valid || !sb->transit || !sb->chunk_mr)
+		if (frc || !sb->rkeys || !sb->rkey_valid || !sb->transit || !sb->chunk_mr)
 			return fail(s, CAUSE_RESOURCE_EXHAUSTED, "chunk bookkeeping: out of memory");
 	}
 	s->o.chunk_shift = shift;
