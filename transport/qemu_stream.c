@@ -152,11 +152,12 @@ static enum qemu_stream_event fail(qemu_stream *r, size_t at, int cause, const c
 		o += vsnprintf(r->err + o, sizeof r->err - (size_t)o, fmt, ap);
 	va_end(ap);
 	size_t n = r->len - at < 12 ? r->len - at : 12;
-	if (o > 0 && (size_t)o < sizeof r->err - 16)
+	bool opened = o > 0 && (size_t)o < sizeof r->err - 16;   /* room for the quoted bytes */
+	if (opened)
 		o += snprintf(r->err + o, sizeof r->err - (size_t)o, n ? " (bytes" : " (no bytes)");
-	for (size_t i = 0; i < n && o > 0 && (size_t)o < sizeof r->err - 5; i++)
+	for (size_t i = 0; opened && i < n && o > 0 && (size_t)o < sizeof r->err - 5; i++)
 		o += snprintf(r->err + o, sizeof r->err - (size_t)o, " %02x", r->buf[at + i]);
-	if (n && o > 0 && (size_t)o < sizeof r->err - 2)
+	if (opened && n && o > 0 && (size_t)o < sizeof r->err - 2)
 		snprintf(r->err + o, sizeof r->err - (size_t)o, ")");
 	r->cause = cause;
 	r->st = RS_ERROR;
@@ -560,6 +561,10 @@ int qemu_stream_finish(qemu_stream *r)
 		return 0;
 	if (r->st == RS_ERROR)
 		return -r->cause;
+	if (r->st == RS_DONE) {   /* the stream was complete; more bytes came after its end */
+		(void)fail(r, r->pos, CAUSE_QEMU_STREAM_MALFORMED, "bytes after the end of the stream");
+		return -CAUSE_QEMU_STREAM_MALFORMED;
+	}
 	(void)fail(r, r->pos, CAUSE_QEMU_STREAM_TRUNCATED, "stream ends while expecting %s", state_want(r));
 	return -CAUSE_QEMU_STREAM_TRUNCATED;
 }

@@ -4,7 +4,9 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transport/stream.h"
@@ -168,6 +170,236 @@ static void test_digest_sensitive(void **state)
 	b2[0] = 1;
 	assert_int_not_equal(stream_digest(STREAM_DIGEST_INIT, a, sizeof a),
 			     stream_digest(STREAM_DIGEST_INIT, b2, sizeof b2));
+	/* a length that is not a multiple of 8: the tail bytes count, and so does the length */
+	uint8_t t1[13] = { 0 }, t2[13] = { 0 };
+	t2[12] = 1;
+	assert_int_not_equal(stream_digest(STREAM_DIGEST_INIT, t1, 13), stream_digest(STREAM_DIGEST_INIT, t2, 13));
+	assert_int_not_equal(stream_digest(STREAM_DIGEST_INIT, t1, 13), stream_digest(STREAM_DIGEST_INIT, t1, 12));
+	assert_int_equal(stream_digest(STREAM_DIGEST_INIT, t1, 0), STREAM_DIGEST_INIT);
+}
+
+/* ---- allocation failures ------------------------------------------------------------------
+ * The library's calloc/realloc come here (a definition in the executable interposes the C
+ * library's); fail_alloc_in = N makes the N-th allocation from now return NULL, once. */
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+static int fail_alloc_in;
+
+static int alloc_fails(void)
+{
+	return fail_alloc_in > 0 && --fail_alloc_in == 0;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	return alloc_fails() ? NULL : __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size)
+{
+	return alloc_fails() ? NULL : __libc_realloc(p, size);
+}
+
+static void test_out_of_memory(void **state)
+{
+	(void)state;
+	stream_parser *p = (stream_parser *)&p;
+	fail_alloc_in = 1;
+	assert_int_equal(stream_parser_new(&p), -ENOMEM);
+	assert_ptr_equal(p, (stream_parser *)&p);     /* untouched */
+	stream_parser_free(NULL);
+
+	/* a buffer that cannot grow keeps what it had */
+	struct stream_buf b = { 0 };
+	assert_int_equal(stream_put_be32(&b, 0xa1b2c3d4), 0);
+	uint8_t *data = b.data;
+	size_t cap = b.cap;
+	uint8_t more[8192] = { 0 };
+	fail_alloc_in = 1;
+	assert_int_equal(stream_put_bytes(&b, more, sizeof more), -ENOMEM);
+	assert_int_equal(fail_alloc_in, 0);
+	assert_ptr_equal(b.data, data);
+	assert_int_equal(b.cap, cap);
+	assert_int_equal(b.len, 4);
+	assert_memory_equal(b.data, "\xa1\xb2\xc3\xd4", 4);
+	assert_int_equal(stream_put_bytes(&b, more, sizeof more), 0);   /* and grows later */
+	assert_int_equal(b.len, 4 + sizeof more);
+	stream_buf_free(&b);
+	assert_null(b.data);
+	assert_int_equal(b.len, 0);
+}
+
+/* A buffer never grows past the largest device state + 1 MiB: -E2BIG, nothing written past
+ * it. One lazily mapped allocation stands for the full buffer; only its last page is touched. */
+#define BUF_LIMIT ((size_t)STREAM_DEVICE_MAX + (1u << 20))
+
+static void test_buffer_limit(void **state)
+{
+	(void)state;
+	uint8_t *big = malloc(BUF_LIMIT);
+	assert_non_null(big);
+	struct stream_buf b = { .data = big, .len = BUF_LIMIT - 6, .cap = BUF_LIMIT };
+	assert_int_equal(stream_put_bytes(&b, NULL, 0), 0);         /* nothing to add: fine */
+	assert_int_equal(stream_put_u8(&b, 0x11), 0);
+	assert_int_equal(stream_put_bytes(&b, "abcdef", 6), -E2BIG);
+	assert_int_equal(b.len, BUF_LIMIT - 5);
+	assert_int_equal(stream_put_be64(&b, 0x0102030405060708ull), -E2BIG);   /* the low half */
+	assert_true(b.len <= BUF_LIMIT);
+	b.len = BUF_LIMIT - 1;
+	assert_int_equal(stream_put_be64(&b, 1), -E2BIG);                       /* the high half */
+	assert_int_equal(b.len, BUF_LIMIT - 1);
+	assert_int_equal(stream_put_be32(&b, 1), -E2BIG);
+	assert_int_equal(stream_put_u8(&b, 0x22), 0);
+	assert_int_equal(stream_put_u8(&b, 0x33), -E2BIG);
+	assert_int_equal(b.len, BUF_LIMIT);
+	assert_int_equal(big[BUF_LIMIT - 1], 0x22);
+	assert_int_equal(big[BUF_LIMIT - 6], 0x11);
+	/* a fresh buffer refuses a single append past the limit before allocating anything */
+	struct stream_buf e = { 0 };
+	assert_int_equal(stream_put_bytes(&e, big, BUF_LIMIT + 1), -E2BIG);
+	assert_null(e.data);
+	assert_int_equal(e.len, 0);
+	free(big);
+}
+
+/* The parser on b: the events as letters until NEED_MORE or ERROR; the error in err. */
+static void parse_trace(const struct stream_buf *b, char *trace, size_t tmax, char *err, size_t errlen)
+{
+	stream_parser *p;
+	assert_int_equal(stream_parser_new(&p), 0);
+	assert_int_equal(stream_parser_feed(p, b->data, b->len), 0);
+	size_t t = 0;
+	enum stream_event e;
+	while (t + 1 < tmax && (e = stream_parser_next(p)) != STREAM_EV_NEED_MORE) {
+		trace[t++] = "nbhdvFE"[e];
+		if (e == STREAM_EV_ERROR) {
+			assert_int_equal(stream_parser_next(p), STREAM_EV_ERROR);   /* it stays */
+			break;
+		}
+	}
+	trace[t] = '\0';
+	snprintf(err, errlen, "%s", stream_parser_error(p));
+	stream_parser_free(p);
+}
+
+static void expect_refused(const struct stream_buf *b, const char *trace_want, const char *err_want)
+{
+	char trace[32], err[256];
+	parse_trace(b, trace, sizeof trace, err, sizeof err);
+	if (strcmp(trace, trace_want) != 0 || !strstr(err, err_want))
+		fail_msg("trace '%s' error '%s', want '%s' '%s'", trace, err, trace_want, err_want);
+}
+
+static void put_start(struct stream_buf *b, uint64_t total)
+{
+	put_header(b);
+	stream_put_u8(b, STREAM_RAM_START);
+	stream_put_be64(b, total | STREAM_FLAG_MEM_SIZE);
+}
+
+static void put_block(struct stream_buf *b, const char *name, uint64_t len)
+{
+	stream_put_u8(b, (uint8_t)strlen(name));
+	stream_put_bytes(b, name, strlen(name));
+	stream_put_be64(b, len);
+}
+
+static void test_malformed_more(void **state)
+{
+	(void)state;
+	struct stream_buf b = { 0 };
+	stream_put_be32(&b, STREAM_MAGIC);
+	stream_put_be32(&b, STREAM_VERSION + 1);
+	expect_refused(&b, "E", "offset 0: unsupported stream version (want 3) (bytes 51 45 56 4d 00 00 00 04)");
+	stream_buf_free(&b);
+
+	put_start(&b, (STREAM_MAX_BLOCKS + 1) * 4096ull);   /* 65 blocks */
+	for (int i = 0; i <= STREAM_MAX_BLOCKS; i++)
+		put_block(&b, "b", 4096);
+	expect_refused(&b, "E", "offset 657: more than 64 RAM blocks (bytes 01 62 00 00 00 00 00 00)");
+	stream_buf_free(&b);
+
+	put_start(&b, 4096);
+	put_block(&b, "", 4096);
+	expect_refused(&b, "E", "offset 17: empty RAM block name (bytes 00 00 00 00 00 00 00 10)");
+	stream_buf_free(&b);
+
+	put_start(&b, 4096);
+	put_block(&b, "a", 0);
+	expect_refused(&b, "E", "offset 17: RAM block length does not add up to the MEM_SIZE total");
+	stream_buf_free(&b);
+
+	put_header(&b);                       /* HOOK before the block list */
+	stream_put_u8(&b, STREAM_RAM_START);
+	stream_put_be64(&b, STREAM_FLAG_HOOK);
+	expect_refused(&b, "E", "offset 9: unexpected RAM flag word (bytes 00 00 00 00 00 00 00 80)");
+	stream_buf_free(&b);
+
+	put_start(&b, 4096);                  /* MEM_SIZE twice in START */
+	put_block(&b, "a", 4096);
+	stream_put_be64(&b, 4096 | STREAM_FLAG_MEM_SIZE);
+	expect_refused(&b, "bE", "offset 27: unexpected RAM flag word");
+	stream_buf_free(&b);
+
+	put_start(&b, 4096);                  /* MEM_SIZE in a PART */
+	put_block(&b, "a", 4096);
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	stream_put_u8(&b, STREAM_RAM_PART);
+	stream_put_be64(&b, 4096 | STREAM_FLAG_MEM_SIZE);
+	expect_refused(&b, "bE", "offset 36: unexpected RAM flag word (bytes 00 00 00 00 00 00 10 04)");
+	stream_buf_free(&b);
+
+	put_start(&b, 4096);                  /* a flag word migbed never sends */
+	put_block(&b, "a", 4096);
+	stream_put_be64(&b, 0x1008);
+	expect_refused(&b, "bE", "offset 27: unexpected RAM flag word");
+	stream_buf_free(&b);
+
+	put_start(&b, 4096);
+	put_block(&b, "a", 4096);
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	stream_put_u8(&b, STREAM_RAM_START);
+	expect_refused(&b, "bE", "offset 35: second RAM START record (bytes 01)");
+	stream_buf_free(&b);
+
+	put_header(&b);
+	stream_put_u8(&b, STREAM_DEVICE);
+	stream_put_be32(&b, STREAM_DEVICE_MAX + 1);
+	expect_refused(&b, "E", "offset 8: device state larger than 64 MiB (bytes 04 04 00 00 01)");
+	stream_buf_free(&b);
+
+	put_header(&b);
+	stream_put_u8(&b, STREAM_VERIFY);
+	stream_put_be32(&b, STREAM_MAX_BLOCKS + 1);
+	expect_refused(&b, "E", "offset 8: VERIFY record with more than 64 blocks (bytes 7f 00 00 00 41)");
+	stream_buf_free(&b);
+}
+
+static void test_accessors_out_of_range(void **state)
+{
+	(void)state;
+	struct stream_buf b = { 0 };
+	put_start(&b, 8192);
+	put_block(&b, "a", 4096);
+	put_block(&b, "b", 4096);
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	stream_put_u8(&b, STREAM_VERIFY);
+	stream_put_be32(&b, 2);
+	stream_put_be64(&b, 0xaa);
+	stream_put_be64(&b, 0xbb);
+	stream_parser *p;
+	assert_int_equal(stream_parser_new(&p), 0);
+	assert_null(stream_parser_block(p, 0));
+	assert_int_equal(stream_parser_digest(p, 0), 0);
+	assert_int_equal(stream_parser_feed(p, b.data, b.len), 0);
+	assert_int_equal(stream_parser_next(p), STREAM_EV_BLOCKS);
+	assert_int_equal(stream_parser_next(p), STREAM_EV_VERIFY);
+	assert_string_equal(stream_parser_block(p, 1)->name, "b");
+	assert_null(stream_parser_block(p, 2));
+	assert_int_equal(stream_parser_digest(p, 1), 0xbb);
+	assert_int_equal(stream_parser_digest(p, 2), 0);
+	stream_parser_free(p);
+	stream_buf_free(&b);
 }
 
 int main(void)
@@ -176,6 +408,10 @@ int main(void)
 		cmocka_unit_test(test_round_trip_any_piece_size),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_digest_sensitive),
+		cmocka_unit_test(test_out_of_memory),
+		cmocka_unit_test(test_buffer_limit),
+		cmocka_unit_test(test_malformed_more),
+		cmocka_unit_test(test_accessors_out_of_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

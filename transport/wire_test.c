@@ -429,6 +429,51 @@ static void test_chunk_shift(void **state)
 	assert_int_equal(wire_chunk_shift(MiB, NULL), -EINVAL);
 }
 
+/* Every encoder refuses a missing record or buffer, every decoder a missing buffer or
+ * output, before looking at lengths; nothing is written. */
+static void test_missing_arguments(void **state)
+{
+	(void)state;
+	uint8_t buf[64];
+	memset(buf, 0xee, sizeof buf);
+	struct wire_caps c = { .version = 1 };
+	struct wire_hdr h = { .type = WIRE_READY };
+	struct wire_dest_block db = { .length = 1 };
+	struct wire_register rg = { .chunks = 1 };
+	struct wire_register_result rr = { .rkey = 1 };
+	struct wire_compress cm = { .length = 1 };
+	assert_int_equal(wire_caps_encode(&c, NULL, sizeof buf), -EINVAL);
+	assert_int_equal(wire_hdr_encode(&h, NULL, sizeof buf), -EINVAL);
+	assert_int_equal(wire_dest_block_encode(&db, NULL, sizeof buf), -EINVAL);
+	assert_int_equal(wire_dest_block_encode(NULL, buf, sizeof buf), -EINVAL);
+	assert_int_equal(wire_register_encode(&rg, NULL, sizeof buf), -EINVAL);
+	assert_int_equal(wire_register_encode(NULL, buf, sizeof buf), -EINVAL);
+	assert_int_equal(wire_register_result_encode(&rr, NULL, sizeof buf), -EINVAL);
+	assert_int_equal(wire_register_result_encode(NULL, buf, sizeof buf), -EINVAL);
+	assert_int_equal(wire_compress_encode(&cm, NULL, sizeof buf), -EINVAL);
+	assert_int_equal(wire_compress_encode(NULL, buf, sizeof buf), -EINVAL);
+	assert_int_equal(wire_caps_encode(NULL, buf, sizeof buf), -EINVAL);
+	for (size_t i = 0; i < sizeof buf; i++)
+		assert_int_equal(buf[i], 0xee);
+	assert_int_equal(wire_caps_decode(buf, sizeof buf, NULL), -EINVAL);
+	assert_int_equal(wire_hdr_decode(buf, sizeof buf, NULL), -EINVAL);
+	assert_int_equal(wire_dest_block_decode(buf, sizeof buf, NULL), -EINVAL);
+	assert_int_equal(wire_register_decode(buf, sizeof buf, NULL), -EINVAL);
+	assert_int_equal(wire_register_result_decode(buf, sizeof buf, NULL), -EINVAL);
+	assert_int_equal(wire_compress_decode(buf, sizeof buf, NULL), -EINVAL);
+	assert_int_equal(wire_dest_block_decode(NULL, sizeof buf, &db), -EINVAL);
+	assert_int_equal(wire_register_decode(NULL, sizeof buf, &rg), -EINVAL);
+	assert_int_equal(wire_register_result_decode(NULL, sizeof buf, &rr), -EINVAL);
+	assert_int_equal(wire_compress_decode(NULL, sizeof buf, &cm), -EINVAL);
+	assert_int_equal(wire_caps_decode(NULL, sizeof buf, &c), -EINVAL);
+	/* the records were not touched */
+	assert_int_equal(c.version, 1);
+	assert_int_equal(db.length, 1);
+	assert_int_equal(rg.chunks, 1);
+	assert_int_equal(rr.rkey, 1);
+	assert_int_equal(cm.length, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_nb_chunks),
 		cmocka_unit_test(test_additional_chunks),
 		cmocka_unit_test(test_chunk_shift),
+		cmocka_unit_test(test_missing_arguments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,246 @@
+/* proto_common_test - the control channel's framing shared by source and destination
+ * (transport/proto_common.c): header checks of a received message and the causes they name,
+ * a SEND of a type QEMU does not know, the mapping of completion and wait errors to causes,
+ * and control buffers that cannot be allocated. On the simulated HCA. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/proto_internal.h"
+
+#define ADDR "model:ctl"
+#define TIMEOUT_NS (10ull * 1000 * 1000 * 1000)
+
+/* ---- allocation failures ------------------------------------------------------------------
+ * The library's aligned_alloc comes here (a definition in the executable interposes the C
+ * library's); fail_alloc_in = N makes the N-th call from now return NULL, once. */
+extern void *__libc_memalign(size_t alignment, size_t size);
+static int fail_alloc_in;
+
+void *aligned_alloc(size_t alignment, size_t size)
+{
+	if (fail_alloc_in > 0 && --fail_alloc_in == 0)
+		return NULL;
+	return __libc_memalign(alignment, size);
+}
+
+/* ---- a connected pair of endpoints on the model ------------------------------------------- */
+struct pair {
+	hca_world *w;
+	hca_listener *l;
+	hca_ep *src, *dst;
+	struct hca_qp_caps caps;
+};
+
+static int accept_progress(void *arg)
+{
+	struct pair *p = arg;
+	struct hca_cm_event req;
+	struct hca_conn_params cp = { 0 };
+	hca_ep *ep;
+	if (p->dst)
+		return -1;
+	int rc = hca_listener_poll(p->l, &ep, &req);
+	if (rc <= 0)
+		return rc;
+	assert_int_equal(hca_ep_setup(ep, &p->caps), 0);
+	assert_int_equal(hca_accept(ep, &cp), 0);
+	p->dst = ep;
+	return 1;
+}
+
+static void pair_open(struct pair *p)
+{
+	struct hca_conn_params cp = { .retry_count = 5 };
+	struct hca_cm_event reply;
+	memset(p, 0, sizeof *p);
+	p->caps = (struct hca_qp_caps){ .max_send_wr = 16, .max_recv_wr = 3, .max_send_sge = 1,
+					.max_recv_sge = 1, .cq_entries = 19 };
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &p->w), 0);
+	assert_int_equal(hca_world_add_progress(p->w, accept_progress, p), 0);
+	assert_int_equal(hca_listen(p->w, "dst", ADDR, &p->l), 0);
+	assert_int_equal(hca_ep_create(p->w, "src", ADDR, &p->src), 0);
+	assert_int_equal(hca_ep_setup(p->src, &p->caps), 0);
+	assert_int_equal(hca_connect(p->src, &cp, TIMEOUT_NS, &reply), 0);
+	assert_non_null(p->dst);
+}
+
+static void pair_close(struct pair *p)
+{
+	hca_ep_destroy(p->src);
+	hca_ep_destroy(p->dst);
+	hca_listener_close(p->l);
+	assert_int_equal(hca_world_live_objects(p->w), 0);
+	hca_world_free(p->w);
+}
+
+/* A SEND of type 200 (not QEMU's) goes out and arrives whole; only known types are counted. */
+static void test_send_of_an_unknown_type(void **state)
+{
+	(void)state;
+	struct pair p;
+	pair_open(&p);
+	struct proto_stats ss = { 0 }, ds = { 0 };
+	struct ctl s, d;
+	struct cause_ctx cx = { 0 };
+	assert_int_equal(ctl_init(&s, p.src, "src", &ss, &cx), 0);
+	assert_int_equal(ctl_init(&d, p.dst, "dst", &ds, &cx), 0);
+	assert_int_equal(ctl_post_recv(&d, WIRE_SLOT_CONTROL, &cx), 0);
+	assert_int_equal(ctl_post_send(&s, 200, 1, "abc", 3, &cx), 0);
+	for (int t = 0; t < WIRE_TYPE_COUNT; t++)
+		assert_int_equal(ss.msgs_sent[t], 0);
+	struct hca_wc wc;
+	assert_int_equal(hca_wait(p.dst, HCA_CQ_RECV, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, CTL_WRID_RECV(WIRE_SLOT_CONTROL));
+	assert_int_equal(wc.byte_len, WIRE_HDR_BYTES + 3);
+	struct wire_hdr h;
+	assert_int_equal(ctl_decode(&d, WIRE_SLOT_CONTROL, wc.byte_len, WIRE_NONE, &h, &cx), 0);
+	assert_int_equal(h.type, 200);
+	assert_int_equal(h.len, 3);
+	assert_int_equal(h.repeat, 1);
+	assert_memory_equal(ctl_data(&d, WIRE_SLOT_CONTROL), "abc", 3);
+	for (int t = 0; t < WIRE_TYPE_COUNT; t++)
+		assert_int_equal(ds.msgs_recv[t], 0);
+	/* but waiting for a READY, it is the wrong message */
+	assert_int_equal(ctl_decode(&d, WIRE_SLOT_CONTROL, wc.byte_len, WIRE_READY, &h, &cx),
+			 -CAUSE_UNEXPECTED_MESSAGE);
+	assert_string_equal(cx.detail, "Was expecting a READY (2) control message, but got: ??BAD CONTROL VALUE?? "
+			    "(200), length: 3");
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, WIRE_WRID_SEND_CONTROL);
+	/* a known type is counted */
+	memset(&cx, 0, sizeof cx);
+	assert_int_equal(ctl_post_send(&s, WIRE_READY, 1, NULL, 0, &cx), 0);
+	assert_int_equal(ss.msgs_sent[WIRE_READY], 1);
+	ctl_fini(&s);
+	ctl_fini(&d);
+	pair_close(&p);
+}
+
+static void test_send_too_long(void **state)
+{
+	(void)state;
+	struct ctl c;
+	memset(&c, 0, sizeof c);          /* never touched: refused before any buffer is used */
+	struct cause_ctx cx = { 0 };
+	assert_int_equal(ctl_post_send(&c, WIRE_QEMU_FILE, 1, "", WIRE_CONTROL_MAX_DATA + 1, &cx), -CAUSE_INTERNAL);
+	assert_string_equal(cx.detail, "control message of 524273 bytes exceeds 512 KiB");
+}
+
+/* ---- ctl_decode on hand-made messages ----------------------------------------------------- */
+static uint8_t slot_buf[WIRE_HDR_BYTES + 64];
+
+/* The header (len, type, repeat) in the DATA slot; decode it as byte_len bytes wanting want. */
+static int decode(uint32_t len, uint32_t type, uint32_t repeat, uint32_t byte_len, uint32_t want,
+		  struct proto_stats *st, struct cause_ctx *cx)
+{
+	struct ctl c;
+	memset(&c, 0, sizeof c);
+	c.buf[WIRE_SLOT_DATA] = slot_buf;
+	c.stats = st;
+	struct wire_hdr h = { .len = len, .type = type, .repeat = repeat };
+	assert_int_equal(wire_hdr_encode(&h, slot_buf, sizeof slot_buf), WIRE_HDR_BYTES);
+	memset(cx, 0, sizeof *cx);
+	struct wire_hdr got;
+	int rc = ctl_decode(&c, WIRE_SLOT_DATA, byte_len, want, &got, cx);
+	if (rc == 0) {
+		assert_int_equal(got.type, type);
+		assert_int_equal(got.len, len);
+	}
+	return rc;
+}
+
+static void test_decode_checks(void **state)
+{
+	(void)state;
+	struct proto_stats st = { 0 };
+	struct cause_ctx cx;
+	assert_int_equal(decode(0, WIRE_READY, 1, 8, WIRE_READY, &st, &cx), -CAUSE_MESSAGE_MALFORMED);
+	assert_string_equal(cx.detail, "control message of 8 bytes is shorter than its header");
+	assert_int_equal(decode(WIRE_CONTROL_MAX_DATA + 1, WIRE_QEMU_FILE, 1, 64, WIRE_QEMU_FILE, &st, &cx),
+			 -CAUSE_MESSAGE_MALFORMED);
+	assert_string_equal(cx.detail, "too long length: 524273");
+	assert_int_equal(decode(4, WIRE_QEMU_FILE, 1, 24, WIRE_QEMU_FILE, &st, &cx), -CAUSE_MESSAGE_MALFORMED);
+	assert_string_equal(cx.detail, "Malformed length: 4 byte_len 24");
+	assert_int_equal(decode(0, WIRE_REGISTER_REQUEST, WIRE_MAX_REPEAT + 1, 16, WIRE_REGISTER_REQUEST, &st, &cx),
+			 -CAUSE_TOO_MANY_REQUESTS);
+	assert_string_equal(cx.detail, "rdma: Too many requests in this message (4097).Bailing.");
+	for (int t = 0; t < WIRE_TYPE_COUNT; t++)     /* nothing counted for a refused message */
+		assert_int_equal(st.msgs_recv[t], 0);
+
+	assert_int_equal(decode(0, WIRE_ERROR, 1, 16, WIRE_NONE, &st, &cx), -CAUSE_PEER_ERROR);
+	assert_string_equal(cx.detail, "the peer sent an ERROR (1) control message, length: 0");
+	assert_int_equal(decode(0, WIRE_ERROR, 1, 16, WIRE_READY, &st, &cx), -CAUSE_PEER_ERROR);
+	assert_string_equal(cx.detail, "Was expecting a READY (2) control message, but got: ERROR (1), length: 0");
+	assert_int_equal(decode(0, WIRE_ERROR, 1, 16, WIRE_ERROR, &st, &cx), 0);   /* asked for */
+	assert_int_equal(decode(16, WIRE_REGISTER_RESULT, 1, 32, WIRE_READY, &st, &cx), -CAUSE_UNEXPECTED_MESSAGE);
+	assert_string_equal(cx.detail, "Was expecting a READY (2) control message, but got: REGISTER RESULT (8), "
+			    "length: 16");
+	assert_int_equal(decode(WIRE_CONTROL_MAX_DATA, WIRE_QEMU_FILE, WIRE_MAX_REPEAT,
+				WIRE_CONTROL_BUF_BYTES, WIRE_NONE, &st, &cx), 0);      /* the largest */
+	assert_int_equal(st.msgs_recv[WIRE_ERROR], 3);
+	assert_int_equal(st.msgs_recv[WIRE_REGISTER_RESULT], 1);
+	assert_int_equal(st.msgs_recv[WIRE_QEMU_FILE], 1);
+	assert_int_equal(cx.cause, 0);
+}
+
+static void test_status_and_wait_causes(void **state)
+{
+	(void)state;
+	assert_int_equal(ctl_status_cause(HCA_WC_REM_ACCESS_ERR, CAUSE_INTERNAL), CAUSE_REMOTE_ACCESS_ERROR);
+	assert_int_equal(ctl_status_cause(HCA_WC_RNR_RETRY_EXC_ERR, CAUSE_INTERNAL), CAUSE_RNR_RETRY_EXCEEDED);
+	assert_int_equal(ctl_status_cause(HCA_WC_RETRY_EXC_ERR, CAUSE_INTERNAL), CAUSE_TRANSPORT_RETRY_EXCEEDED);
+	assert_int_equal(ctl_status_cause(HCA_WC_WR_FLUSH_ERR, CAUSE_INTERNAL), CAUSE_QP_ERROR);
+	assert_int_equal(ctl_status_cause(HCA_WC_LOC_LEN_ERR, CAUSE_CONTROL_SEND_FAILED), CAUSE_CONTROL_SEND_FAILED);
+	assert_int_equal(ctl_wait_cause(-ECONNRESET), CAUSE_PEER_DISCONNECTED);
+	assert_int_equal(ctl_wait_cause(-ENODEV), CAUSE_DEVICE_REMOVED);
+	assert_int_equal(ctl_wait_cause(-EINVAL), CAUSE_INTERNAL);
+	assert_int_equal(ctl_wait_cause(0), CAUSE_INTERNAL);
+}
+
+/* The N-th control buffer cannot be allocated: RESOURCE_EXHAUSTED naming it, and ctl_fini
+ * releases what was set up (no MR left behind). */
+static void test_control_buffer_out_of_memory(void **state)
+{
+	(void)state;
+	for (int n = 1; n <= WIRE_SLOTS; n++) {
+		struct pair p;
+		pair_open(&p);
+		struct proto_stats st = { 0 };
+		struct ctl c;
+		struct cause_ctx cx = { 0 };
+		fail_alloc_in = n;
+		assert_int_equal(ctl_init(&c, p.src, "src", &st, &cx), -CAUSE_RESOURCE_EXHAUSTED);
+		assert_int_equal(fail_alloc_in, 0);
+		char want[64];
+		snprintf(want, sizeof want, "control buffer %d: ", n - 1);   /* then the reason */
+		if (strncmp(cx.detail, want, strlen(want)) != 0)
+			fail_msg("detail '%s', want '%s...'", cx.detail, want);
+		for (int i = 0; i < WIRE_SLOTS; i++)
+			assert_true((c.buf[i] != NULL) == (i < n - 1));
+		ctl_fini(&c);
+		for (int i = 0; i < WIRE_SLOTS; i++)
+			assert_null(c.mr[i]);
+		pair_close(&p);            /* asserts no live MR */
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_send_of_an_unknown_type),
+		cmocka_unit_test(test_send_too_long),
+		cmocka_unit_test(test_decode_checks),
+		cmocka_unit_test(test_status_and_wait_causes),
+		cmocka_unit_test(test_control_buffer_out_of_memory),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
