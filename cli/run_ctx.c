@@ -158,6 +158,7 @@ static int setup_qemu_stream(struct run *r, struct proto_opts *po)
 		return diag_set(&r->d, "qemu expected digests: %s", strerror(-rc));
 	po->stream_filter = qemu_stream_filter;
 	po->stream_filter_arg = r->qs;
+	po->stream_end = qemu_stream_filter_end;
 	return 0;
 }
 

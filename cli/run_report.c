@@ -12,8 +12,8 @@
 static bool secondary(int cause)
 {
 	return cause == CAUSE_PEER_ERROR || cause == CAUSE_PEER_DISCONNECTED || cause == CAUSE_QP_ERROR ||
-	       cause == CAUSE_CONNECT_REJECTED ||
-	       cause == CAUSE_DEST_INCOMPLETE;
+	       cause == CAUSE_CONNECT_REJECTED || cause == CAUSE_DEST_INCOMPLETE ||
+	       cause == CAUSE_QEMU_STREAM_TRUNCATED;   /* the source stopped mid-stream */
 }
 
 static bool src_first(const struct run_outcome *o)

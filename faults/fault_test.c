@@ -8,12 +8,26 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "faults/fault.h"
 #include "transport/hca.h"
 #include "transport/wire.h"
+
+/* The next calloc fails when armed (fault_plan_new's own allocation). */
+extern void *__libc_calloc(size_t n, size_t size);
+static bool fail_next_calloc;
+
+void *calloc(size_t n, size_t size)
+{
+	if (fail_next_calloc) {
+		fail_next_calloc = false;
+		return NULL;
+	}
+	return __libc_calloc(n, size);
+}
 
 static struct fault_rule parse_ok(const char *spec)
 {
@@ -443,6 +457,202 @@ static void test_plan_limits_and_bad_rules(void **state)
 				      &(struct fault_fire){ 0 }));
 }
 
+/* ---- names, formatting and limits at the edges ---------------------------------------------- */
+
+static void test_names_out_of_range(void **state)
+{
+	(void)state;
+	assert_string_equal(fault_site_name(FAULT_SITE_COUNT), "?");
+	assert_string_equal(fault_site_name((enum fault_site)-1), "?");
+	assert_string_equal(fault_side_name(FAULT_SIDE_SRC), "src");
+	assert_string_equal(fault_side_name(FAULT_SIDE_DST), "dst");
+	assert_string_equal(fault_side_name(FAULT_SIDE_ANY), "any");
+	assert_int_equal(fault_side_lookup("source"), FAULT_SIDE_SRC);
+	assert_int_equal(fault_side_lookup("dest"), FAULT_SIDE_DST);
+	assert_int_equal(fault_side_lookup("any"), -1);
+	assert_int_equal(fault_errno_lookup("ENOPE"), -1);
+	assert_false(fault_action_allowed(FAULT_SITE_COUNT, FAULT_ACT_DIE));
+	assert_false(fault_action_allowed(FAULT_SITE_REG_MR, FAULT_ACT_COUNT));
+	assert_true(fault_action_allowed(FAULT_SITE_REG_MR, FAULT_ACT_DIE));
+	assert_true(fault_action_allowed(FAULT_SITE_ALLOC, FAULT_ACT_ERRNO));
+	assert_false(fault_action_allowed(FAULT_SITE_ALLOC, FAULT_ACT_DELAY));
+}
+
+static void test_action_format_edges(void **state)
+{
+	(void)state;
+	static const struct { enum fault_action a; int arg; uint64_t delay_ns; const char *want; } cases[] = {
+		{ FAULT_ACT_ERRNO, ENOMEM, 0, "errno(ENOMEM)" },
+		{ FAULT_ACT_ERRNO, 12345, 0, "errno(?)" },
+		{ FAULT_ACT_DELAY, 0, 0, "delay(0ns)" },
+		{ FAULT_ACT_DELAY, 0, 1501, "delay(1501ns)" },
+		{ FAULT_ACT_DELAY, 0, 1500000, "delay(1500us)" },
+		{ FAULT_ACT_DELAY, 0, 3000000000ull, "delay(3s)" },
+		{ FAULT_ACT_CORRUPT, FAULT_CORRUPT_REPEAT, 0, "corrupt(repeat)" },
+		{ FAULT_ACT_CORRUPT, FAULT_CORRUPT_COUNT, 0, "corrupt(?)" },
+		{ FAULT_ACT_CORRUPT, -1, 0, "corrupt(?)" },
+		{ FAULT_ACT_STATUS, HCA_WC_RNR_RETRY_EXC_ERR, 0, "status(RNR_RETRY_EXC_ERR)" },
+		{ FAULT_ACT_EVENT, HCA_CM_DEVICE_REMOVAL, 0, "event(DEVICE_REMOVAL)" },
+		{ FAULT_ACT_QP_ERROR, 0, 0, "qp_error" },
+		{ FAULT_ACT_COUNT, 0, 0, "?" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char buf[64];
+		int n = fault_action_format(cases[i].a, cases[i].arg, cases[i].delay_ns, buf, sizeof buf);
+		assert_string_equal(buf, cases[i].want);
+		assert_int_equal(n, (int)strlen(cases[i].want));
+	}
+}
+
+/* Canonical forms that need care: a probability %.15g cannot carry, #N with %M, a tab. */
+static void test_canonical_form_edges(void **state)
+{
+	(void)state;
+	static const struct { const char *in, *canon; } cases[] = {
+		{ "wc.write ~0.30000000000000004 -> drop", "wc.write ~0.30000000000000004 -> drop" },
+		{ "wc.write ~0.3 -> drop", "wc.write ~0.3 -> drop" },
+		{ "reg_mr #2 %3 -> die", "reg_mr #2 %3 -> die" },
+		{ "reg_mr #2 %3 *1 -> die", "reg_mr #2 %3 *1 -> die" },
+		{ "reg_mr\t#5\t*2\t->\tdie", "reg_mr #5 *2 -> die" },
+		{ "post_recv >1500ns -> errno(EIO)", "post_recv >1500ns -> errno(EIO)" },
+		{ "alloc@src #2 -> errno(ENOMEM)", "alloc@src #2 -> errno(ENOMEM)" },
+		{ "wc.recv -> corrupt", "wc.recv -> corrupt(wr_id)" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct fault_rule a, b;
+		char out[FAULT_SPEC_MAX];
+		struct fault_parse_error e = { 0 };
+		int rc = fault_rule_parse(cases[i].in, &a, &e);
+		if (rc)
+			print_error("'%s': col %u: %s\n", cases[i].in, e.col, e.msg);
+		assert_int_equal(rc, 0);
+		fault_rule_format(&a, out, sizeof out);
+		assert_string_equal(out, cases[i].canon);
+		assert_int_equal(fault_rule_parse(out, &b, NULL), 0);
+		assert_memory_equal(&a, &b, sizeof a);
+	}
+}
+
+/* More invalid rules: overlong words, missing numbers and units, corrupt() at the wrong site. */
+static void test_invalid_rules_more(void **state)
+{
+	(void)state;
+	static const struct { const char *spec; unsigned col; const char *msg; } cases[] = {
+		{ "@src -> die", 1, "expected a site" },
+		{ "reg_mr_and_a_name_much_longer_than_any_site -> die", 1, "expected a site" },
+		{ "reg_mr@a_side_name_much_longer_than_any_side_token -> die", 8, "expected a side" },
+		{ "reg_mr >ms -> die", 9, ">T (after virtual time T) needs a number" },
+		{ "reg_mr >5nanoseconds -> die", 10, "needs a unit" },
+		{ "reg_mr ~x -> die", 9, "~ needs a probability" },
+		{ "reg_mr ~0.0000000000000000000000000000000001 -> die", 9, "~ needs a probability" },
+		{ "reg_mr #3\t#4 -> die", 11, "given twice" },
+		{ "reg_mr -> errno(ENOMEM_BUT_WITH_A_NAME_FAR_TOO_LONG_FOR_IT)", 17, "errno(...) needs an argument" },
+		{ "reg_mr -> an_action_name_far_longer_than_any_known_one", 11, "expected an action" },
+		{ "reg_mr -> delay(ms)", 17, "delay(T) needs a number" },
+		{ "wc.write -> corrupt(len)", 13, "corrupt(len) does not apply to site 'wc.write'" },
+		{ "msg.ready -> corrupt(wr_id)", 14, "corrupt(wr_id) does not apply to site 'msg.ready'" },
+		{ "alloc -> delay(1ms)", 10, "does not apply to site 'alloc'" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct fault_rule r;
+		struct fault_parse_error e = { 0 };
+		int rc = fault_rule_parse(cases[i].spec, &r, &e);
+		if (rc != -EINVAL || e.col != cases[i].col || !strstr(e.msg, cases[i].msg))
+			print_error("'%s': rc %d col %u msg '%s' (want col %u '%s')\n", cases[i].spec, rc, e.col,
+				    e.msg, cases[i].col, cases[i].msg);
+		assert_int_equal(rc, -EINVAL);
+		assert_int_equal(e.col, cases[i].col);
+		assert_non_null(strstr(e.msg, cases[i].msg));
+	}
+	/* without an error record, and without a rule to fill */
+	struct fault_rule r;
+	assert_int_equal(fault_rule_parse("reg_mx -> die", &r, NULL), -EINVAL);
+	assert_int_equal(fault_rule_parse(NULL, &r, NULL), -EINVAL);
+	assert_int_equal(fault_rule_parse("reg_mr -> die", NULL, NULL), -EINVAL);
+}
+
+/* fault_plan_add validates a rule built by hand as the parser would. */
+static void test_plan_add_rejects_each_bad_field(void **state)
+{
+	(void)state;
+	const struct fault_rule good = { .site = FAULT_SITE_POST_SEND, .side = FAULT_SIDE_SRC, .first = 1, .every = 1,
+					 .probability = 1.0, .action = FAULT_ACT_DELAY, .delay_ns = 1000 };
+	struct fault_rule bad[10];
+	for (size_t i = 0; i < 10; i++)
+		bad[i] = good;
+	bad[0].site = FAULT_SITE_COUNT;
+	bad[1].side = (enum fault_side)(FAULT_SIDE_ANY + 1);
+	bad[2].every = 0;
+	bad[3].probability = 0.0;
+	bad[4].probability = 1.5;
+	bad[5].delay_ns = FAULT_MAX_DELAY_NS + 1;
+	bad[6].site = fault_site_msg(WIRE_READY);
+	bad[6].action = FAULT_ACT_CORRUPT;
+	bad[6].arg = FAULT_CORRUPT_WRID;         /* wr_id is for completions */
+	bad[7] = bad[6];
+	bad[7].arg = FAULT_CORRUPT_COUNT;
+	bad[8].first = 0;
+	bad[9].action = FAULT_ACT_COUNT;
+	fault_plan *p;
+	assert_int_equal(fault_plan_new(1, &p), 0);
+	for (size_t i = 0; i < 10; i++) {
+		if (fault_plan_add(p, &bad[i]) != -EINVAL)
+			print_error("bad rule %zu accepted\n", i);
+		assert_int_equal(fault_plan_add(p, &bad[i]), -EINVAL);
+	}
+	assert_int_equal(fault_plan_n_rules(p), 0);
+	assert_int_equal(fault_plan_add(NULL, &good), -EINVAL);
+	assert_int_equal(fault_plan_add(p, NULL), -EINVAL);
+	struct fault_parse_error e = { 0 };
+	assert_int_equal(fault_plan_add_spec(p, "reg_mr -> bogus", &e), -EINVAL);
+	assert_int_equal(e.col, 11);
+	assert_int_equal(fault_plan_add(p, &good), 0);
+	assert_int_equal(fault_plan_n_rules(p), 1);
+	assert_non_null(fault_plan_rule(p, 0));
+	assert_int_equal(fault_plan_rule(p, 0)->delay_ns, 1000);
+	assert_null(fault_plan_rule(p, 1));
+	assert_int_equal(fault_plan_new(1, NULL), -EINVAL);
+	fault_plan *q = NULL;
+	fail_next_calloc = true;
+	assert_int_equal(fault_plan_new(1, &q), -ENOMEM);
+	assert_null(q);
+	/* counts: out of range asks are 0, not a crash */
+	assert_int_equal(fault_plan_calls(NULL, FAULT_SITE_REG_MR, FAULT_SIDE_SRC), 0);
+	assert_int_equal(fault_plan_calls(p, FAULT_SITE_COUNT, FAULT_SIDE_SRC), 0);
+	assert_int_equal(fault_plan_calls(p, FAULT_SITE_REG_MR, FAULT_SIDES), 0);
+	fault_plan_free(p);
+}
+
+/* The counts file `migbed torture` reads: a header, one line per (site, side) called. */
+static void test_write_counts(void **state)
+{
+	(void)state;
+	fault_plan *p;
+	assert_int_equal(fault_plan_new(1, &p), 0);
+	enum fault_site ready[] = { fault_site_msg(WIRE_READY), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	enum fault_site reg = FAULT_SITE_REG_MR;
+	struct fault_fire f;
+	for (int i = 0; i < 3; i++)
+		fault_plan_check(p, &reg, 1, FAULT_SIDE_DST, 0, &f);
+	fault_plan_check(p, ready, 3, FAULT_SIDE_SRC, 0, &f);
+	char buf[512] = "";
+	FILE *m = fmemopen(buf, sizeof buf, "w");
+	assert_non_null(m);
+	assert_int_equal(fault_plan_write_counts(p, m), 0);
+	fclose(m);
+	assert_string_equal(buf, "# migbed fault-counts 1\n"
+				 "reg_mr dst 3\n"
+				 "post_send src 1\n"
+				 "post_send.send src 1\n"
+				 "msg.ready src 1\n");
+	/* a stream that cannot be written: -EIO */
+	FILE *ro = fopen("/dev/null", "r");
+	assert_non_null(ro);
+	assert_int_equal(fault_plan_write_counts(p, ro), -EIO);
+	fclose(ro);
+	fault_plan_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +670,12 @@ int main(void)
 		cmocka_unit_test(test_probability_is_seeded_and_about_right),
 		cmocka_unit_test(test_rule_streams_are_independent),
 		cmocka_unit_test(test_plan_limits_and_bad_rules),
+		cmocka_unit_test(test_names_out_of_range),
+		cmocka_unit_test(test_action_format_edges),
+		cmocka_unit_test(test_canonical_form_edges),
+		cmocka_unit_test(test_invalid_rules_more),
+		cmocka_unit_test(test_plan_add_rejects_each_bad_field),
+		cmocka_unit_test(test_write_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

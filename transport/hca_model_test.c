@@ -684,6 +684,469 @@ static void test_stamp_unaligned_write_is_a_model_error(void **state)
 	mem_free(dm);
 }
 
+/* ---- connection state errors -------------------------------------------------------------- */
+
+/* A world with a listener nobody polls and an endpoint set up for it. */
+static void lone_open(hca_world **w, hca_listener **l)
+{
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, w), 0);
+	assert_int_equal(hca_listen(*w, "dst", ADDR, l), 0);
+}
+
+static hca_ep *lone_ep(hca_world *w, bool setup)
+{
+	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
+	hca_ep *ep;
+
+	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	if (setup)
+		assert_int_equal(hca_ep_setup(ep, &caps), 0);
+	return ep;
+}
+
+/* rdma_cm's state rules: connect needs a QP and an idle active id; accept and reject need a
+ * pending request; requests queue in order at the listener. */
+static void test_connect_accept_reject_state_errors(void **state)
+{
+	struct hca_conn_params cp = { .retry_count = 5 };
+	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
+	struct hca_cm_event req, ev;
+	hca_world *w;
+	hca_listener *l;
+	hca_ep *a, *b, *d, *p;
+	(void)state;
+
+	lone_open(&w, &l);
+	a = lone_ep(w, false);
+	assert_int_equal(hca_connect(a, &cp, 1000, NULL), -EINVAL);    /* no QP yet */
+	assert_int_equal(hca_ep_setup(a, &caps), 0);
+	assert_int_equal(hca_connect(a, &cp, 1000, NULL), -ETIMEDOUT); /* queued, unanswered */
+	assert_int_equal(hca_connect(a, &cp, 1000, NULL), -EINVAL);    /* already connecting */
+	b = lone_ep(w, true);
+	assert_int_equal(hca_connect(b, &cp, 1000, NULL), -ETIMEDOUT);
+	d = lone_ep(w, true);
+	assert_int_equal(hca_connect(d, &cp, 1000, NULL), -ETIMEDOUT);
+	hca_ep_destroy(b);                 /* withdraws the middle request of three */
+	/* the first request is a's; d's stays queued behind it */
+	assert_int_equal(hca_listener_poll(l, &p, &req), 1);
+	assert_int_equal(req.type, HCA_CM_CONNECT_REQUEST);
+	assert_int_equal(hca_accept(a, &cp), -EINVAL);                 /* an active id */
+	assert_int_equal(hca_reject(a), -EINVAL);
+	assert_int_equal(hca_accept(p, &cp), -EINVAL);                 /* no QP yet */
+	assert_int_equal(hca_connect(p, &cp, 1000, NULL), -EINVAL);    /* a passive id */
+	hca_ep_destroy(a);                 /* the requester gives up before the answer */
+	assert_int_equal(hca_ep_setup(p, &caps), 0);
+	assert_int_equal(hca_accept(p, &cp), -ECONNABORTED);
+	assert_int_equal(hca_reject(p), 0);                            /* nobody left to tell */
+	assert_int_equal(hca_ep_poll_event(p, &ev), 0);
+	hca_ep_destroy(p);
+	/* closing the listener rejects the request still queued */
+	assert_int_equal(hca_ep_poll_event(d, &ev), 0);
+	hca_listener_close(l);
+	assert_int_equal(hca_ep_poll_event(d, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_REJECTED);
+	hca_ep_destroy(d);
+	assert_int_equal(hca_world_live_objects(w), 0);
+	hca_world_free(w);
+}
+
+/* Withdrawing queued requests keeps the queue's order: the head, then the tail. */
+static void test_withdrawn_requests_leave_the_queue_in_order(void **state)
+{
+	struct hca_conn_params cp = { .retry_count = 5 };
+	struct hca_cm_event req;
+	hca_world *w;
+	hca_listener *l, *l2;
+	hca_ep *e[3], *p;
+	(void)state;
+
+	lone_open(&w, &l);
+	assert_int_equal(hca_listen(w, "dst", "model:other", &l2), 0);
+	for (int i = 0; i < 3; i++) {
+		e[i] = lone_ep(w, true);
+		assert_int_equal(hca_connect(e[i], &cp, 1000, NULL), -ETIMEDOUT);
+	}
+	hca_ep_destroy(e[0]);              /* the head */
+	hca_ep_destroy(e[2]);              /* the tail */
+	assert_int_equal(hca_listener_wait(l, TIMEOUT_NS, &p, &req), 1);
+	uint64_t t0 = vclock_now_ns(hca_world_clock(w));
+	assert_int_equal(hca_listener_wait(l, 5000, &p, &req), 0);   /* only e[1]'s was left */
+	assert_int_equal(vclock_now_ns(hca_world_clock(w)), t0 + 5000);
+	hca_ep_destroy(p);                 /* never answered: e[1] is rejected */
+	struct hca_cm_event ev;
+	assert_int_equal(hca_ep_poll_event(e[1], &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_REJECTED);
+	hca_ep_destroy(e[1]);
+	hca_listener_close(l);             /* the older listener: not the head of the lists */
+	assert_int_equal(hca_listen(w, "dst", ADDR, &l), 0);   /* its address is free again */
+	hca_listener_close(l);
+	hca_listener_close(l2);
+	assert_int_equal(hca_world_live_objects(w), 0);
+	hca_world_free(w);
+}
+
+/* Disconnect in every state: never connected is an error; rejected, twice, or after the peer
+ * is gone is a no-op that still moves the own QP to error. */
+static void test_disconnect_in_every_state(void **state)
+{
+	struct hca_cm_event req, ev;
+	struct conn c;
+	struct hca_wc wc;
+	hca_world *w;
+	hca_listener *l;
+	hca_ep *a, *p;
+	(void)state;
+
+	lone_open(&w, &l);
+	a = lone_ep(w, false);
+	assert_int_equal(hca_disconnect(a), -EINVAL);                   /* never connected */
+	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
+	struct hca_conn_params cp = { .retry_count = 5 };
+	assert_int_equal(hca_ep_setup(a, &caps), 0);
+	assert_int_equal(hca_disconnect(a), -EINVAL);
+	assert_int_equal(hca_connect(a, &cp, 1000, NULL), -ETIMEDOUT);
+	assert_int_equal(hca_listener_poll(l, &p, &req), 1);
+	assert_int_equal(hca_reject(p), 0);
+	assert_int_equal(hca_disconnect(p), 0);         /* rejected, no QP: nothing to do */
+	assert_int_equal(hca_ep_poll_event(a, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_REJECTED);
+	hca_ep_destroy(p);
+	hca_ep_destroy(a);
+	hca_listener_close(l);
+	hca_world_free(w);
+
+	conn_open(&c, 5, 0, 0);
+	post_dst_recvs(&c, 30, 1, 4096);
+	assert_int_equal(hca_disconnect(c.src), 0);
+	assert_int_equal(hca_disconnect(c.src), 0);     /* again: still fine, nothing new */
+	assert_int_equal(hca_ep_poll_event(c.dst, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_DISCONNECTED);
+	assert_int_equal(hca_ep_poll_event(c.dst, &ev), 0);
+	assert_int_equal(hca_dereg_mr(c.smr), 0);
+	c.smr = NULL;
+	hca_ep_destroy(c.src);             /* gone before the peer answers the disconnect */
+	c.src = NULL;
+	assert_int_equal(hca_disconnect(c.dst), 0);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_WR_FLUSH_ERR);
+	assert_int_equal(hca_ep_poll_event(c.dst, &ev), 0);
+	assert_int_equal(hca_poll(c.dst, HCA_CQ_SEND, &wc), 0);
+	conn_close(&c);
+}
+
+/* ---- data path edge cases ----------------------------------------------------------------- */
+
+/* Zero-length work requests need no valid local key (verbs: no SGE to check). */
+static void test_zero_length_send_and_write(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_dst_recvs(&c, 30, 1, 4096);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = 0, .length = 0,
+				  .lkey = 0xdead, .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	assert_int_equal(hca_wait(c.dst, HCA_CQ_RECV, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 30);
+	assert_int_equal(wc.status, HCA_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 0);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	wr = (struct hca_send_wr){ .wr_id = 2, .opcode = HCA_WR_RDMA_WRITE, .length = 0, .lkey = 0xdead,
+				   .remote_addr = daddr(&c, MR_OFF), .rkey = hca_mr_rkey(c.dmr),
+				   .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_SUCCESS);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+}
+
+/* retry_count 7: a WR facing a responder that is not RTS waits (rxe retries forever) until
+ * its own QP is moved to error. */
+static void test_retry_seven_waits_for_a_dead_responder(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 7, 0, 0);
+	assert_int_equal(hca_qp_to_error(c.dst), 0);
+	assert_int_equal(hca_qp_to_error(c.dst), 0);    /* already in error: nothing more */
+	post_write(&c, 1, MR_OFF, 64, hca_mr_rkey(c.dmr));
+	expect_nothing(&c, c.src);
+	assert_int_equal(hca_ep_send_outstanding(c.src), 1);
+	assert_int_equal(hca_qp_to_error(c.src), 0);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_WR_FLUSH_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+}
+
+/* rnr_retry 7: a RECV releases exactly one waiting SEND; the next waits for the next RECV. */
+static void test_parked_sends_resume_one_recv_at_a_time(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 7);
+	memcpy(c.sbuf, "one", 3);
+	memcpy(c.sbuf + 4096, "two", 3);
+	post_send_msg(c.src, 1, saddr(&c, 0), 3, c.smr);
+	post_send_msg(c.src, 2, saddr(&c, 4096), 3, c.smr);
+	post_dst_recvs(&c, 30, 1, 4096);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_SUCCESS);
+	assert_memory_equal(c.dbuf + CTL_OFF, "one", 3);
+	expect_nothing(&c, c.src);         /* the second still waits */
+	assert_int_equal(hca_ep_send_outstanding(c.src), 1);
+	assert_int_equal(hca_post_recv(c.dst, 31, daddr(&c, CTL_OFF + 4096), 4096,
+				       hca_mr_lkey(c.dctl)), 0);
+	assert_int_equal(hca_wait(c.dst, HCA_CQ_RECV, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 31);
+	assert_memory_equal(c.dbuf + CTL_OFF + 4096, "two", 3);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_SUCCESS);
+	conn_close(&c);
+}
+
+/* A waiting SEND released by a RECV that is too short: both QPs go to error and the SENDs
+ * still waiting behind it are flushed, in order. */
+static void test_parked_send_meets_a_short_recv(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 0, 7);
+	post_send_msg(c.src, 1, saddr(&c, 0), 100, c.smr);
+	post_send_msg(c.src, 2, saddr(&c, 0), 10, c.smr);
+	post_dst_recvs(&c, 30, 1, 64);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_REM_INV_REQ_ERR);
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_LOC_LEN_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+}
+
+/* Posting sends before the connection is up: the QP is not RTS, verbs refuses the WR. */
+static void test_send_before_connect_is_refused(void **state)
+{
+	hca_world *w;
+	hca_listener *l;
+	hca_ep *ep;
+	hca_mr *mr;
+	struct hca_wc wc;
+	unsigned char buf[64] = { 0 };
+	(void)state;
+
+	lone_open(&w, &l);
+	ep = lone_ep(w, false);
+	/* no PD before the QP exists */
+	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), HCA_ACCESS_LOCAL_WRITE, &mr),
+			 -EINVAL);
+	assert_int_equal(hca_world_live_objects(w), 2);
+	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
+	assert_int_equal(hca_ep_setup(ep, &caps), 0);
+	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), HCA_ACCESS_LOCAL_WRITE, &mr), 0);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)buf,
+				  .length = sizeof(buf), .lkey = hca_mr_lkey(mr), .signaled = true };
+	assert_int_equal(hca_post_send(ep, &wr), -EINVAL);
+	assert_int_equal(hca_ep_send_outstanding(ep), 0);
+	assert_int_equal(hca_wait(ep, HCA_CQ_SEND, 1000, &wc), 0);      /* nothing was queued */
+	/* RECVs may be posted in INIT (verbs allows it) */
+	assert_int_equal(hca_post_recv(ep, 2, (uint64_t)(uintptr_t)buf, sizeof(buf), hca_mr_lkey(mr)), 0);
+	assert_int_equal(hca_qp_to_error(ep), 0);
+	assert_int_equal(hca_wait(ep, HCA_CQ_RECV, 1000, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_WR_FLUSH_ERR);
+	assert_int_equal(hca_dereg_mr(mr), 0);
+	hca_ep_destroy(ep);
+	hca_listener_close(l);
+	assert_int_equal(hca_world_live_objects(w), 0);
+	hca_world_free(w);
+}
+
+/* ---- guest memory: transfers the memory model cannot represent ---------------------------- */
+
+/* A connection whose source maps a one-block guest (8 pages) of `repr`, with an MR over the
+ * block and the 8 pages after it (the model does not look behind a registration). */
+static mem *guest_open(struct conn *c, enum mem_repr repr, hca_mr **gmr)
+{
+	struct mem_block_spec spec[] = { { "pc.ram", 8 * PAGE } };
+	mem *m;
+
+	conn_open(c, 5, 0, 0);
+	assert_int_equal(mem_new(PAGE, 1, spec, repr, 1, &m), 0);
+	mem_write_pages(m, 0, 0, 8);
+	hca_ep_map_guest(c->src, m);
+	assert_int_equal(hca_reg_mr(c->src, mem_block_addr(m, 0), 16 * PAGE, HCA_ACCESS_LOCAL_WRITE, gmr), 0);
+	c->extra = *gmr;
+	return m;
+}
+
+/* A WRITE from a range that starts in a guest block and runs past its end. */
+static void test_write_straddling_a_guest_block_is_a_model_error(void **state)
+{
+	struct conn c;
+	hca_mr *g;
+	struct hca_wc wc;
+	(void)state;
+
+	mem *m = guest_open(&c, MEM_REPR_STAMP, &g);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_RDMA_WRITE,
+				  .local_addr = mem_block_addr(m, 0) + 7 * PAGE, .length = 2 * PAGE,
+				  .lkey = hca_mr_lkey(g), .remote_addr = daddr(&c, MR_OFF),
+				  .rkey = hca_mr_rkey(c.dmr), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_LOC_QP_OP_ERR);
+	assert_int_not_equal(wc.vendor_err, 0);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+	mem_free(m);
+}
+
+/* Plain bytes never go into a guest block (it would bypass the guest's page tracking). */
+static void test_write_of_plain_bytes_into_a_guest_is_a_model_error(void **state)
+{
+	struct mem_block_spec spec[] = { { "pc.ram", 8 * PAGE } };
+	struct conn c;
+	struct hca_wc wc;
+	hca_mr *gd;
+	mem *dm, *sm;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	assert_int_equal(mem_new(PAGE, 1, spec, MEM_REPR_BYTES, 2, &dm), 0);
+	assert_int_equal(mem_new(PAGE, 1, spec, MEM_REPR_STAMP, 3, &sm), 0);
+	hca_ep_map_guest(c.dst, dm);
+	hca_ep_map_guest(c.src, sm);       /* the source buffer lies outside its guest */
+	assert_int_equal(hca_reg_mr(c.dst, mem_block_addr(dm, 0), 8 * PAGE,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &gd), 0);
+	c.extra = gd;
+	struct hca_send_wr wr = { .wr_id = 2, .opcode = HCA_WR_RDMA_WRITE, .local_addr = saddr(&c, 0),
+				  .length = PAGE, .lkey = hca_mr_lkey(c.smr),
+				  .remote_addr = mem_block_addr(dm, 0), .rkey = hca_mr_rkey(gd),
+				  .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_LOC_QP_OP_ERR);
+	assert_true(mem_pages_zero(dm, 0, 0, 8));
+	conn_close(&c);
+	mem_free(dm);
+	mem_free(sm);
+}
+
+/* A SEND from a BYTES guest into a plain RECV buffer moves the page's real bytes. */
+static void test_send_from_a_bytes_guest(void **state)
+{
+	struct conn c;
+	hca_mr *g;
+	(void)state;
+
+	mem *m = guest_open(&c, MEM_REPR_BYTES, &g);
+	post_dst_recvs(&c, 30, 1, 4096);
+	uint64_t stamp = mem_page_stamp(m, 0, 2);
+	assert_int_not_equal(stamp, 0);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND,
+				  .local_addr = mem_block_addr(m, 0) + 2 * PAGE, .length = 64,
+				  .lkey = hca_mr_lkey(g), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	expect_wc(c.dst, HCA_CQ_RECV, 30, HCA_WC_SUCCESS);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	uint64_t got = 0;
+	for (int i = 7; i >= 0; i--)       /* the first 8 bytes of a page: its stamp, little endian */
+		got = got << 8 | c.dbuf[CTL_OFF + (size_t)i];
+	assert_int_equal(got, stamp);
+	assert_memory_equal(c.dbuf + CTL_OFF, (unsigned char *)mem_block_ptr(m, 0) + 2 * PAGE, 64);
+	conn_close(&c);
+	mem_free(m);
+}
+
+/* A SEND from a STAMP guest has no bytes to carry: the receiver's RECV fails (LOC_QP_OP_ERR,
+ * with the model's vendor error), the sender sees a remote operation error. */
+static void test_send_from_a_stamp_guest_is_a_model_error(void **state)
+{
+	struct conn c;
+	hca_mr *g;
+	struct hca_wc wc;
+	(void)state;
+
+	mem *m = guest_open(&c, MEM_REPR_STAMP, &g);
+	post_dst_recvs(&c, 30, 1, 4096);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = mem_block_addr(m, 0),
+				  .length = 64, .lkey = hca_mr_lkey(g), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	assert_int_equal(hca_wait(c.dst, HCA_CQ_RECV, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 30);
+	assert_int_equal(wc.status, HCA_WC_LOC_QP_OP_ERR);
+	assert_int_not_equal(wc.vendor_err, 0);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_REM_OP_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+	mem_free(m);
+}
+
+/* The local range of a WR starting below its MR: a local protection error, nothing sent. */
+static void test_local_range_below_the_mr(void **state)
+{
+	struct conn c;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_dst_recvs(&c, 30, 1, 4096);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = saddr(&c, 0) - 16,
+				  .length = 64, .lkey = hca_mr_lkey(c.smr), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_LOC_PROT_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	conn_close(&c);
+}
+
+/* The destination's guest has two blocks with a gap between them; its MR spans block 0 and
+ * the gap. A WRITE landing past block 0's end, or in the gap, cannot be represented. */
+static void run_guest_gap_write(uint64_t dst_off, uint32_t len)
+{
+	struct mem_block_spec spec[] = { { "pc.ram", 8 * PAGE }, { "vga", 8 * PAGE } };
+	struct conn c;
+	struct hca_wc wc;
+	hca_mr *gs, *gd;
+	mem *sm, *dm;
+
+	conn_open(&c, 5, 0, 0);
+	assert_int_equal(mem_new(PAGE, 2, spec, MEM_REPR_STAMP, 1, &sm), 0);
+	assert_int_equal(mem_new(PAGE, 2, spec, MEM_REPR_STAMP, 2, &dm), 0);
+	mem_write_pages(sm, 0, 0, 8);
+	hca_ep_map_guest(c.src, sm);
+	hca_ep_map_guest(c.dst, dm);
+	uint64_t sa = mem_block_addr(sm, 0), da = mem_block_addr(dm, 0);
+	assert_true(mem_block_addr(dm, 1) > da + 16 * PAGE);          /* there is a gap */
+	assert_int_equal(hca_reg_mr(c.src, sa, 8 * PAGE, 0, &gs), 0);
+	assert_int_equal(hca_reg_mr(c.dst, da, 16 * PAGE, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
+				    &gd), 0);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_RDMA_WRITE, .local_addr = sa, .length = len,
+				  .lkey = hca_mr_lkey(gs), .remote_addr = da + dst_off,
+				  .rkey = hca_mr_rkey(gd), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_LOC_QP_OP_ERR);
+	assert_int_not_equal(wc.vendor_err, 0);
+	assert_true(mem_pages_zero(dm, 0, 0, 8));
+	assert_int_equal(hca_dereg_mr(gs), 0);
+	assert_int_equal(hca_dereg_mr(gd), 0);
+	conn_close(&c);
+	mem_free(sm);
+	mem_free(dm);
+}
+
+static void test_write_past_a_guest_block_end(void **state)
+{
+	(void)state;
+	run_guest_gap_write(7 * PAGE, 2 * PAGE);
+}
+
+static void test_write_into_the_gap_between_guest_blocks(void **state)
+{
+	(void)state;
+	run_guest_gap_write(10 * PAGE, PAGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -714,6 +1177,21 @@ int main(void)
 		cmocka_unit_test(test_guest_write_stamp),
 		cmocka_unit_test(test_guest_write_bytes),
 		cmocka_unit_test(test_stamp_unaligned_write_is_a_model_error),
+		cmocka_unit_test(test_connect_accept_reject_state_errors),
+		cmocka_unit_test(test_withdrawn_requests_leave_the_queue_in_order),
+		cmocka_unit_test(test_disconnect_in_every_state),
+		cmocka_unit_test(test_zero_length_send_and_write),
+		cmocka_unit_test(test_retry_seven_waits_for_a_dead_responder),
+		cmocka_unit_test(test_parked_sends_resume_one_recv_at_a_time),
+		cmocka_unit_test(test_parked_send_meets_a_short_recv),
+		cmocka_unit_test(test_send_before_connect_is_refused),
+		cmocka_unit_test(test_write_straddling_a_guest_block_is_a_model_error),
+		cmocka_unit_test(test_write_of_plain_bytes_into_a_guest_is_a_model_error),
+		cmocka_unit_test(test_send_from_a_bytes_guest),
+		cmocka_unit_test(test_send_from_a_stamp_guest_is_a_model_error),
+		cmocka_unit_test(test_local_range_below_the_mr),
+		cmocka_unit_test(test_write_past_a_guest_block_end),
+		cmocka_unit_test(test_write_into_the_gap_between_guest_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

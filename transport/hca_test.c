@@ -576,6 +576,364 @@ static void test_log_lines_are_deterministic(void **state)
 	free(lb);
 }
 
+/* ---- argument validation ------------------------------------------------------------------ */
+
+static int idle_progress(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/* Every entry point refuses what it cannot use with -EINVAL (or a neutral value), touches
+ * nothing, and the objects stay usable. Endpoints and listeners: */
+static void test_endpoint_calls_validate_their_arguments(void **state)
+{
+	struct pair p;
+	struct hca_wc wc;
+	struct hca_cost zero_link;
+	hca_world *w = NULL;
+	hca_listener *l = NULL;
+	hca_ep *ep = NULL;
+	(void)state;
+
+	hca_cost_defaults(&zero_link);
+	zero_link.link_bytes_per_s = 0;    /* would divide by zero */
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, &zero_link, NULL, NULL, &w), -EINVAL);
+	assert_null(w);
+	pair_open(&p, NULL, NULL, 4, 2);
+	assert_int_equal(hca_world_add_progress(NULL, idle_progress, NULL), -EINVAL);
+	assert_int_equal(hca_world_add_progress(p.w, NULL, NULL), -EINVAL);
+
+	/* sides are short tokens, addresses non-empty tokens */
+	const char *bad_sides[] = { NULL, "", "longside", "s\trc" };
+	for (size_t i = 0; i < sizeof(bad_sides) / sizeof(bad_sides[0]); i++) {
+		assert_int_equal(hca_ep_create(p.w, bad_sides[i], ADDR, &ep), -EINVAL);
+		assert_int_equal(hca_listen(p.w, bad_sides[i], "model:x", &l), -EINVAL);
+	}
+	const char *bad_addrs[] = { NULL, "", "model: 1" };
+	for (size_t i = 0; i < sizeof(bad_addrs) / sizeof(bad_addrs[0]); i++) {
+		assert_int_equal(hca_ep_create(p.w, "src", bad_addrs[i], &ep), -EINVAL);
+		assert_int_equal(hca_listen(p.w, "dst", bad_addrs[i], &l), -EINVAL);
+	}
+	assert_int_equal(hca_ep_create(NULL, "src", ADDR, &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(p.w, "src", ADDR, NULL), -EINVAL);
+	assert_int_equal(hca_listen(NULL, "dst", "model:x", &l), -EINVAL);
+	assert_int_equal(hca_listen(p.w, "dst", "model:x", NULL), -EINVAL);
+	assert_null(ep);
+	assert_null(l);
+	assert_int_equal(hca_world_live_objects(p.w), 5);
+
+	/* queue sizes: 1 .. 65536 WRs each */
+	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &ep), 0);
+	assert_string_equal(hca_ep_device(ep), "");                    /* no device before setup */
+	struct hca_qp_caps bad_caps[] = { { .max_send_wr = 0, .max_recv_wr = 4 },
+					  { .max_send_wr = 65537, .max_recv_wr = 4 },
+					  { .max_send_wr = 4, .max_recv_wr = 0 },
+					  { .max_send_wr = 4, .max_recv_wr = 65537 } };
+	for (size_t i = 0; i < sizeof(bad_caps) / sizeof(bad_caps[0]); i++)
+		assert_int_equal(hca_ep_setup(ep, &bad_caps[i]), -EINVAL);
+	assert_int_equal(hca_ep_setup(ep, NULL), -EINVAL);
+	assert_int_equal(hca_ep_setup(NULL, &p.caps), -EINVAL);
+	/* not set up: no data path */
+	struct hca_send_wr wr = write_wr(&p, 1, 0, 64);
+	assert_int_equal(hca_post_send(ep, &wr), -EINVAL);
+	assert_int_equal(hca_wait(ep, HCA_CQ_SEND, 1000, &wc), -EINVAL);
+	assert_int_equal(hca_qp_to_error(ep), -EINVAL);
+	hca_ep_destroy(ep);
+	/* NULL is a no-op for the destructors */
+	hca_ep_destroy(NULL);
+	hca_listener_close(NULL);
+	hca_world_free(NULL);
+	assert_int_equal(hca_world_live_objects(p.w), 5);
+	pair_close(&p);
+}
+
+/* Connection management: private data within rdma_cm's limits, present if announced. The
+ * endpoints refused are fine otherwise: the same calls with good parameters go through. */
+static void test_connection_calls_validate_their_arguments(void **state)
+{
+	struct pair p;
+	struct hca_cm_event ev;
+	struct hca_conn_params ok = { .private_data = "OK", .private_data_len = 2, .retry_count = 5 };
+	hca_ep *a, *b = NULL;
+	(void)state;
+
+	pair_open(&p, NULL, NULL, 4, 2);   /* its acceptor is finished: nobody answers a */
+	struct hca_conn_params long_req = { .private_data = p.sbuf, .private_data_len = 57 };
+	struct hca_conn_params long_rep = { .private_data = p.sbuf, .private_data_len = 197 };
+	struct hca_conn_params missing = { .private_data = NULL, .private_data_len = 4 };
+	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &a), 0);
+	assert_int_equal(hca_ep_setup(a, &p.caps), 0);
+	assert_int_equal(hca_connect(a, &long_req, 1000, NULL), -EINVAL);
+	assert_int_equal(hca_connect(a, &missing, 1000, NULL), -EINVAL);
+	assert_int_equal(hca_connect(a, NULL, 1000, NULL), -EINVAL);
+	assert_int_equal(hca_connect(NULL, &ok, 1000, NULL), -EINVAL);
+	assert_int_equal(hca_listener_poll(p.l, &b, &ev), 0);          /* nothing was sent */
+	assert_int_equal(hca_connect(a, &ok, 1000, NULL), -ETIMEDOUT);
+	assert_int_equal(hca_listener_poll(NULL, &b, &ev), -EINVAL);
+	assert_int_equal(hca_listener_poll(p.l, NULL, &ev), -EINVAL);
+	assert_int_equal(hca_listener_poll(p.l, &b, NULL), -EINVAL);
+	assert_int_equal(hca_listener_wait(NULL, 1000, &b, &ev), -EINVAL);
+	assert_int_equal(hca_listener_wait(p.l, 1000, NULL, &ev), -EINVAL);
+	assert_int_equal(hca_listener_wait(p.l, 1000, &b, NULL), -EINVAL);
+	assert_null(b);
+	assert_int_equal(hca_listener_poll(p.l, &b, &ev), 1);
+	assert_memory_equal(ev.pdata, "OK", 2);
+	assert_int_equal(hca_ep_setup(b, &p.caps), 0);
+	assert_int_equal(hca_accept(b, &long_rep), -EINVAL);
+	assert_int_equal(hca_accept(b, &missing), -EINVAL);
+	assert_int_equal(hca_accept(b, NULL), -EINVAL);
+	assert_int_equal(hca_accept(NULL, &ok), -EINVAL);
+	assert_int_equal(hca_reject(NULL), -EINVAL);
+	assert_int_equal(hca_disconnect(NULL), -EINVAL);
+	assert_int_equal(hca_ep_poll_event(NULL, &ev), -EINVAL);
+	assert_int_equal(hca_ep_poll_event(a, NULL), -EINVAL);
+	assert_int_equal(hca_ep_poll_event(a, &ev), 0);                /* no answer yet */
+	assert_int_equal(hca_accept(b, &ok), 0);
+	assert_int_equal(hca_ep_poll_event(a, &ev), 1);
+	assert_int_equal(ev.type, HCA_CM_ESTABLISHED);
+	hca_ep_destroy(a);
+	hca_ep_destroy(b);
+	pair_close(&p);
+}
+
+/* Registrations and the data path. */
+static void test_data_path_calls_validate_their_arguments(void **state)
+{
+	struct pair p;
+	struct hca_wc wc;
+	hca_mr *mr = NULL;
+	(void)state;
+
+	pair_open(&p, NULL, NULL, 4, 2);
+	struct hca_send_wr wr = write_wr(&p, 1, 0, 64);
+	/* registrations: a range that wraps around the address space */
+	assert_int_equal(hca_reg_mr(NULL, 4096, 4096, 0, &mr), -EINVAL);
+	assert_int_equal(hca_reg_mr(p.src, 4096, 4096, 0, NULL), -EINVAL);
+	assert_int_equal(hca_reg_mr(p.src, UINT64_MAX - 100, 4096, 0, &mr), -EINVAL);
+	assert_null(mr);
+	assert_int_equal(hca_dereg_mr(NULL), -EINVAL);
+
+	/* the data path */
+	wr.opcode = (enum hca_send_opcode)7;
+	assert_int_equal(hca_post_send(p.src, &wr), -EINVAL);
+	assert_int_equal(hca_post_send(p.src, NULL), -EINVAL);
+	assert_int_equal(hca_post_send(NULL, &wr), -EINVAL);
+	assert_int_equal(hca_post_recv(NULL, 1, 0, 0, 0), -EINVAL);
+	assert_int_equal(hca_poll(NULL, HCA_CQ_SEND, &wc), -EINVAL);
+	assert_int_equal(hca_poll(p.src, HCA_CQ_SEND, NULL), -EINVAL);
+	assert_int_equal(hca_poll(p.src, (enum hca_cq_kind)2, &wc), -EINVAL);
+	assert_int_equal(hca_wait(NULL, HCA_CQ_SEND, 1000, &wc), -EINVAL);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, 1000, NULL), -EINVAL);
+	assert_int_equal(hca_wait(p.src, (enum hca_cq_kind)2, 1000, &wc), -EINVAL);
+	assert_int_equal(hca_qp_to_error(NULL), -EINVAL);
+	assert_int_equal(hca_ep_send_outstanding(p.src), 0);
+	assert_int_equal(hca_world_live_objects(p.w), 5);
+
+	/* the connection still works after all of that */
+	wr = write_wr(&p, 2, 0, 64);
+	assert_int_equal(hca_post_send(p.src, &wr), 0);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_SUCCESS);
+	pair_close(&p);
+}
+
+static void test_progress_functions_are_bounded(void **state)
+{
+	hca_world *w;
+	int i;
+	(void)state;
+
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &w), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(hca_world_add_progress(w, idle_progress, NULL), 0);
+	assert_int_equal(hca_world_add_progress(w, idle_progress, NULL), -ENOSPC);
+	hca_world_free(w);
+}
+
+static void test_names_out_of_range(void **state)
+{
+	(void)state;
+	assert_string_equal(hca_wc_status_str(-1), "unknown");
+	assert_string_equal(hca_wc_status_str(HCA_WC_STATUS_COUNT), "unknown");
+	assert_string_equal(hca_wc_status_name(HCA_WC_STATUS_COUNT), "UNKNOWN");
+	assert_string_equal(hca_wc_status_name(HCA_WC_GENERAL_ERR), "GENERAL_ERR");
+	assert_string_equal(hca_cm_event_name(-1), "UNKNOWN EVENT");
+	assert_string_equal(hca_cm_event_name(16), "UNKNOWN EVENT");
+	assert_string_equal(hca_cm_event_name(HCA_CM_ADDR_RESOLVED), "RDMA_CM_EVENT_ADDR_RESOLVED");
+}
+
+/* ---- deadline and cost arithmetic saturates --------------------------------------------- */
+
+/* An "infinite" timeout (UINT64_MAX) does not wrap the deadline around to the past. */
+static void test_infinite_timeout_does_not_wrap(void **state)
+{
+	struct pair p;
+	struct hca_wc wc;
+	(void)state;
+
+	pair_open(&p, NULL, NULL, 8, 4);
+	uint64_t t0 = now(&p);
+	struct hca_send_wr wr = write_wr(&p, 0x21, 0, MIB);
+	assert_int_equal(hca_post_send(p.src, &wr), 0);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, UINT64_MAX, &wc), 1);
+	assert_int_equal(wc.wr_id, 0x21);
+	assert_int_equal(now(&p), t0 + WIRE_1MIB_NS + LATENCY_NS);
+	wr = write_wr(&p, 0x22, 0, MIB);
+	assert_int_equal(hca_post_send(p.src, &wr), 0);
+	assert_int_equal(hca_world_wait(p.w, UINT64_MAX), 1);    /* the clock moves to it */
+	assert_int_equal(now(&p), t0 + 2 * (WIRE_1MIB_NS + LATENCY_NS));
+	assert_int_equal(hca_poll(p.src, HCA_CQ_SEND, &wc), 1);
+	pair_close(&p);
+}
+
+/* A world with one endpoint set up (no connection), costs c. */
+static hca_ep *solo_open(const struct hca_cost *c, hca_world **w)
+{
+	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
+	hca_ep *ep;
+
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, c, NULL, NULL, w), 0);
+	assert_int_equal(hca_ep_create(*w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_setup(ep, &caps), 0);
+	return ep;
+}
+
+static void test_registration_cost_saturates(void **state)
+{
+	struct hca_cost c;
+	hca_world *w;
+	hca_mr *mr;
+	(void)state;
+
+	/* a per-page cost of 0: only the fixed part */
+	hca_cost_defaults(&c);
+	c.reg_per_page_ns = 0;
+	hca_ep *ep = solo_open(&c, &w);
+	uint64_t t0 = vclock_now_ns(hca_world_clock(w));
+	assert_int_equal(hca_reg_mr(ep, 0x10000, 64 * 4096, 0, &mr), 0);
+	assert_int_equal(vclock_now_ns(hca_world_clock(w)) - t0, c.reg_fixed_ns);
+	assert_int_equal(hca_dereg_mr(mr), 0);
+	hca_ep_destroy(ep);
+	hca_world_free(w);
+
+	/* pages * per-page cost beyond 2^64: the clock saturates instead of wrapping */
+	hca_cost_defaults(&c);
+	c.reg_per_page_ns = UINT64_MAX / 2;
+	ep = solo_open(&c, &w);
+	assert_int_equal(hca_reg_mr(ep, 0x10000, 3 * 4096, 0, &mr), 0);
+	assert_true(vclock_now_ns(hca_world_clock(w)) == UINT64_MAX);
+	assert_int_equal(hca_dereg_mr(mr), 0);
+	assert_true(vclock_now_ns(hca_world_clock(w)) == UINT64_MAX);
+	hca_ep_destroy(ep);
+	hca_world_free(w);
+}
+
+/* ---- connection and teardown order ------------------------------------------------------ */
+
+/* hca_connect's reply is optional; endpoints and listeners may be destroyed in any order. */
+static void test_connect_without_reply_and_any_teardown_order(void **state)
+{
+	struct pair p;
+	struct hca_conn_params cp = { .retry_count = 5 };
+	hca_listener *l2;
+	(void)state;
+
+	memset(&p, 0, sizeof(p));
+	p.caps = (struct hca_qp_caps){ .max_send_wr = 4, .max_recv_wr = 4 };
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &p.w), 0);
+	assert_int_equal(hca_world_add_progress(p.w, accept_progress, &p), 0);
+	assert_int_equal(hca_listen(p.w, "dst", ADDR, &p.l), 0);
+	assert_int_equal(hca_listen(p.w, "dst", "model:spare", &l2), 0);
+	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &p.src), 0);
+	assert_int_equal(hca_ep_setup(p.src, &p.caps), 0);
+	assert_int_equal(hca_connect(p.src, &cp, TIMEOUT_NS, NULL), 0);
+	assert_int_equal(p.accepts, 1);
+	hca_ep_destroy(p.dst);             /* the later endpoint first */
+	hca_ep_destroy(p.src);
+	hca_listener_close(p.l);           /* the older listener first */
+	assert_int_equal(hca_world_live_objects(p.w), 1);
+	hca_listener_close(l2);
+	assert_int_equal(hca_world_live_objects(p.w), 0);
+	hca_world_free(p.w);
+}
+
+/* A completion generated before the peer's DISCONNECTED is reported first, at its own time;
+ * the disconnect comes next. */
+static void test_completion_before_disconnect_is_reported_first(void **state)
+{
+	struct pair p;
+	struct hca_wc wc;
+	(void)state;
+
+	pair_open(&p, NULL, NULL, 8, 4);
+	uint64_t t0 = now(&p);
+	struct hca_send_wr wr = write_wr(&p, 0x31, 0, MIB);
+	assert_int_equal(hca_post_send(p.src, &wr), 0);
+	assert_int_equal(hca_disconnect(p.dst), 0);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 0x31);
+	assert_int_equal(wc.status, HCA_WC_SUCCESS);
+	assert_int_equal(wc.t_ns, t0 + WIRE_1MIB_NS + LATENCY_NS);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), -ECONNRESET);
+	pair_close(&p);
+}
+
+/* ---- logging of refused calls and limits ------------------------------------------------ */
+
+/* The backend refusing a send (QP not connected) is logged with its rc and leaves nothing
+ * queued; memlock limits are logged per side. */
+static void run_refused_send(evlog *ev)
+{
+	hca_world *w;
+	hca_mr *mr;
+	struct hca_wc wc;
+	unsigned char buf[64];
+	hca_ep *ep = NULL;
+	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, ev, &w), 0);
+	if (ev)
+		evlog_set_clock(ev, hca_world_clock(w));
+	hca_world_set_memlock(w, "dst", MIB);
+	hca_world_set_memlock(w, "src", 0);
+	assert_int_equal(hca_world_memlock(w, "dst"), MIB);
+	assert_int_equal(hca_world_memlock(w, "src"), 0);
+	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
+	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_setup(ep, &caps), 0);
+	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), 0);
+	struct hca_send_wr wr = { .wr_id = 0x77, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)buf,
+				  .length = sizeof(buf), .lkey = hca_mr_lkey(mr), .signaled = true };
+	assert_int_equal(hca_post_send(ep, &wr), -EINVAL);
+	assert_int_equal(hca_ep_send_outstanding(ep), 0);
+	assert_int_equal(hca_poll(ep, HCA_CQ_SEND, &wc), 0);
+	assert_int_equal(hca_dereg_mr(mr), 0);
+	hca_ep_destroy(ep);
+	hca_world_free(w);
+}
+
+static void test_refused_send_and_memlock_are_logged(void **state)
+{
+	char path[] = "/tmp/hca_test_refused_XXXXXX";
+	static const vclock zero_clock;
+	int fd = mkstemp(path);
+	evlog *ev;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	run_refused_send(NULL);            /* the same without a log */
+	assert_int_equal(evlog_open(path, &zero_clock, &ev), 0);
+	run_refused_send(ev);
+	assert_int_equal(evlog_close(ev), 0);
+	char *log = slurp(path);
+	unlink(path);
+	assert_non_null(strstr(log, " dst memlock bytes=1048576\n"));
+	assert_non_null(strstr(log, " src memlock bytes=0\n"));
+	assert_non_null(strstr(log, " src post_send wr_id=0x77 rc=-22\n"));
+	assert_null(strstr(log, "op=send wr_id=0x77"));   /* never logged as posted */
+	free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +952,16 @@ int main(void)
 		cmocka_unit_test(test_live_objects),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_log_lines_are_deterministic),
+		cmocka_unit_test(test_endpoint_calls_validate_their_arguments),
+		cmocka_unit_test(test_connection_calls_validate_their_arguments),
+		cmocka_unit_test(test_data_path_calls_validate_their_arguments),
+		cmocka_unit_test(test_progress_functions_are_bounded),
+		cmocka_unit_test(test_names_out_of_range),
+		cmocka_unit_test(test_infinite_timeout_does_not_wrap),
+		cmocka_unit_test(test_registration_cost_saturates),
+		cmocka_unit_test(test_connect_without_reply_and_any_teardown_order),
+		cmocka_unit_test(test_completion_before_disconnect_is_reported_first),
+		cmocka_unit_test(test_refused_send_and_memlock_are_logged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,10 @@ struct proto_opts {
 	int (*stream_filter)(void *arg, const void *in, size_t len, struct stream_buf *out,
 			     struct cause_ctx *cx);
 	void *stream_filter_arg;
+	/* destination, with stream_filter: the source disconnected before the end of its stream;
+	 * the filter says how that stream ended: a negative cause with cx filled (a QEMU stream
+	 * cut mid-record: QEMU_STREAM_TRUNCATED), or 0 for PEER_DISCONNECTED. NULL: the latter. */
+	int (*stream_end)(void *arg, struct cause_ctx *cx);
 	/* source: the mirror; every flush passes its buffered stream bytes through it before
 	 * they are cut into QEMU FILE messages (transport/qemu_stream.h's writer makes QEMU's
 	 * stream of them); NULL = send migbed's own stream */

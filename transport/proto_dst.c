@@ -250,6 +250,10 @@ static int poll_cm(proto_dst *d)
 	if (e.type == HCA_CM_DISCONNECTED || e.type == HCA_CM_DEVICE_REMOVAL) {
 		if (d->state == PROTO_DST_RUNNING) {
 			d->connected = false;
+			struct cause_ctx t = { 0 };
+			if (e.type == HCA_CM_DISCONNECTED && d->o.stream_end &&
+			    d->o.stream_end(d->o.stream_filter_arg, &t) < 0 && t.cause)
+				return fail(d, t.cause, "%s", t.detail);
 			return fail(d, e.type == HCA_CM_DISCONNECTED ? CAUSE_PEER_DISCONNECTED : CAUSE_DEVICE_REMOVED,
 				    "receive cm event, cm event is %d", e.type);
 		}

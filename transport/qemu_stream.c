@@ -711,6 +711,16 @@ int qemu_stream_filter(void *arg, const void *data, size_t len, struct stream_bu
 	return qemu_stream_translate(arg, data, len, out, cx);
 }
 
+int qemu_stream_filter_end(void *arg, struct cause_ctx *cx)
+{
+	qemu_stream *r = arg;
+	int rc = qemu_stream_finish(r);
+	if (rc == -CAUSE_QEMU_STREAM_TRUNCATED)
+		return cause_set(cx, CAUSE_QEMU_STREAM_TRUNCATED, "the source disconnected mid-stream: %s",
+				 qemu_stream_error(r));
+	return 0;
+}
+
 /* ---- writer: migbed stream v1 -> QEMU 7.2 -M none ------------------------------------------ */
 
 #define QW_RAM_SID 2u          /* the section ids of the captured stream */

@@ -111,6 +111,10 @@ int qemu_stream_translate(qemu_stream *r, const void *data, size_t len, struct s
 
 /* The same as a byte filter for the destination (arg is the qemu_stream). */
 int qemu_stream_filter(void *arg, const void *data, size_t len, struct stream_buf *out, struct cause_ctx *cx);
+/* The destination's stream_end hook (proto_opts): the source disconnected; a stream cut before
+ * its end is -CAUSE_QEMU_STREAM_TRUNCATED with cx filled (what was expected, at which
+ * offset), a complete one 0. */
+int qemu_stream_filter_end(void *arg, struct cause_ctx *cx);
 
 /* ---- writer: migbed stream v1 -> what QEMU 7.2 `-M none` loads ---------------------------
  * The mirror of the adapter above, for a migbed source migrating into a real QEMU
