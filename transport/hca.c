@@ -1774,6 +1774,7 @@ struct cq_wait {
 	hca_ep *ep;
 	enum hca_cq_kind cq;
 	struct hca_wc *wc;
+	uint64_t deadline_ns;         /* the wait's bound: nothing is caught up past it */
 };
 
 static int cq_check(void *arg)
@@ -1791,7 +1792,7 @@ static int cq_check(void *arg)
 			 * DISCONNECTED) is reported first, at its own time: the REM_ACCESS_ERR of a
 			 * write says more than the disconnect that followed it. */
 			const struct ring *cq = &cw->ep->cq[cw->cq];
-			if (cq->len > 0) {
+			if (cq->len > 0 && ((const struct hca_wc *)ring_at(cq, 0))->t_ns <= cw->deadline_ns) {
 				vclock_catch_up(&cw->ep->w->clk, ((const struct hca_wc *)ring_at(cq, 0))->t_ns);
 				if (ep_pop_visible(cw->ep, cw->cq, cw->wc))
 					return 1;
@@ -1811,6 +1812,7 @@ int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc
 
 	if (!ep || !wc || !ep->setup || (cq != HCA_CQ_SEND && cq != HCA_CQ_RECV))
 		return -EINVAL;
+	cw.deadline_ns = sat_add(now_ns(ep->w), timeout_ns);
 	rc = world_wait(ep->w, timeout_ns, cq_check, &cw);
 	if (rc == 0)
 		HLOG(ep->w, ep->side, "wait_timeout", "cq=%s ns=%llu",

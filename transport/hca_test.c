@@ -879,6 +879,24 @@ static void test_completion_before_disconnect_is_reported_first(void **state)
 	pair_close(&p);
 }
 
+/* ... but never past the wait's own bound: a completion due after the deadline does not pull
+ * the clock forward; the disconnect is the answer (it ran 86 times past a 1 us bound). */
+static void test_disconnect_wait_keeps_its_deadline(void **state)
+{
+	struct pair p;
+	struct hca_wc wc;
+	(void)state;
+
+	pair_open(&p, NULL, NULL, 8, 4);
+	uint64_t t0 = now(&p);
+	struct hca_send_wr wr = write_wr(&p, 0x32, 0, MIB);
+	assert_int_equal(hca_post_send(p.src, &wr), 0);
+	assert_int_equal(hca_disconnect(p.dst), 0);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, 1000, &wc), -ECONNRESET);
+	assert_true(now(&p) <= t0 + 1000);
+	pair_close(&p);
+}
+
 /* ---- logging of refused calls and limits ------------------------------------------------ */
 
 /* The backend refusing a send (QP not connected) is logged with its rc and leaves nothing
@@ -961,6 +979,7 @@ int main(void)
 		cmocka_unit_test(test_registration_cost_saturates),
 		cmocka_unit_test(test_connect_without_reply_and_any_teardown_order),
 		cmocka_unit_test(test_completion_before_disconnect_is_reported_first),
+		cmocka_unit_test(test_disconnect_wait_keeps_its_deadline),
 		cmocka_unit_test(test_refused_send_and_memlock_are_logged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

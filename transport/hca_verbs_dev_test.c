@@ -468,6 +468,233 @@ static void test_bad_addresses(void **state)
 	hca_world_free(w);
 }
 
+/* rc must be want; otherwise the failure names the call and what it returned. */
+#define expect_rc(call, want)                                                                  \
+	do {                                                                                   \
+		int rc_ = (call);                                                              \
+		if (rc_ != (want))                                                             \
+			fail_msg("%s: rc %d (%s), expected %d (%s)", #call, rc_, strerror(-rc_), \
+				 (int)(want), strerror(-(want)));                              \
+	} while (0)
+
+static void dev_listen_addr(char *buf, size_t n, const char *ip, int port)
+{
+	snprintf(buf, n, "%s:%d", ip, port);
+}
+
+/* The connecting side's address for the listener at port ("DST:PORT@SRC" in the VM). */
+static void dev_connect_addr(char *buf, size_t n, int port)
+{
+	snprintf(buf, n, "%s:%d%s%s", dev_addr(), port, dev_src() ? "@" : "",
+		 dev_src() ? dev_src() : "");
+}
+
+/* Listeners: a second one on a bound port, one on an address no RDMA device has, several
+ * in one world closed in any order, an IPv6 wildcard; waiting for a request that never
+ * comes times out (with completion channels and busy polling). */
+static void test_listen_errors(void **state)
+{
+	const struct hca_verbs_opts busy = { .ack_timeout = -1, .poll_busy = true };
+	struct pair *p = calloc(1, sizeof(*p));
+	hca_listener *l2, *l3, *l4, *dup;
+	struct hca_cm_event req;
+	hca_ep *ep = NULL;
+	char a[64];
+
+	assert_non_null(p);
+	*state = p;
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &default_opts, NULL, &p->w), 0);
+	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 10);
+	expect_rc(hca_listen(p->w, "dst", a, &p->l), 0);
+	expect_rc(hca_listen(p->w, "dst", a, &dup), -EADDRINUSE);
+	/* TEST-NET-1: on no interface of this host, so on no RDMA device */
+	dev_listen_addr(a, sizeof(a), "192.0.2.1", DEV_PORT_BASE + 10);
+	expect_rc(hca_listen(p->w, "dst", a, &dup), -EADDRNOTAVAIL);
+	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 11);
+	expect_rc(hca_listen(p->w, "dst", a, &l2), 0);
+	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 12);
+	expect_rc(hca_listen(p->w, "dst", a, &l3), 0);
+	expect_rc(hca_listen(p->w, "dst", "[::]:29413", &l4), 0);
+	assert_int_equal(hca_world_live_objects(p->w), 4);
+	/* nobody connects */
+	expect_rc(hca_listener_wait(l2, DEV_QUIET_NS, &ep, &req), 0);
+	assert_null(ep);
+	/* close the middle ones first, the newest, then the oldest (by pair_close) */
+	hca_listener_close(l3);
+	hca_listener_close(l2);
+	hca_listener_close(l4);
+	assert_int_equal(hca_world_live_objects(p->w), 1);
+	pair_close(state);
+
+	/* busy polling: the wait ends at its deadline too */
+	p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	*state = p;
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &busy, NULL, &p->w), 0);
+	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 14);
+	expect_rc(hca_listen(p->w, "dst", a, &p->l), 0);
+	expect_rc(hca_listener_wait(p->l, DEV_QUIET_NS, &ep, &req), 0);
+	assert_null(ep);
+	pair_close(state);
+}
+
+/* The destination, driven while the source waits: reject the first request. */
+static int dst_reject_progress(void *arg)
+{
+	struct pair *p = arg;
+	int rc;
+
+	if (p->dst)
+		return -1;	/* done */
+	rc = hca_listener_poll(p->l, &p->dst, &p->req);
+	if (rc > 0)
+		rc = hca_reject(p->dst);
+	if (rc < 0)
+		p->progress_rc = rc;
+	return rc < 0 ? rc : p->dst != NULL;
+}
+
+/* A rejected request: the connecting side gets -ECONNREFUSED; nothing is left. The world
+ * sets the largest ACK timeout rdma_cm takes (31) and refuses one over it. */
+static void test_reject(void **state)
+{
+	const struct hca_verbs_opts ack_max = { .ack_timeout = 31 };
+	const struct hca_verbs_opts ack_over = { .ack_timeout = 32 };
+	struct hca_conn_params cp = {
+		.private_data = dev_caps_pdata, .private_data_len = sizeof(dev_caps_pdata),
+		.initiator_depth = 2, .retry_count = 5,
+	};
+	struct pair *p = calloc(1, sizeof(*p));
+	hca_world *w = NULL;
+	char la[64], ca[96];
+
+	assert_non_null(p);
+	*state = p;
+	expect_rc(hca_world_new(HCA_BACKEND_VERBS, NULL, &ack_over, NULL, &w), -EINVAL);
+	assert_null(w);
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &ack_max, NULL, &p->w), 0);
+	dev_listen_addr(la, sizeof(la), dev_addr(), DEV_PORT_BASE + 15);
+	dev_connect_addr(ca, sizeof(ca), DEV_PORT_BASE + 15);
+	expect_rc(hca_listen(p->w, "dst", la, &p->l), 0);
+	assert_int_equal(hca_world_add_progress(p->w, dst_reject_progress, p), 0);
+	expect_rc(hca_ep_create(p->w, "src", ca, &p->src), 0);
+	expect_rc(hca_ep_setup(p->src, &dev_caps), 0);
+	expect_rc(hca_connect(p->src, &cp, DEV_WAIT_NS, NULL), -ECONNREFUSED);
+	expect_rc(p->progress_rc, 0);
+	assert_non_null(p->dst);
+	assert_int_equal(p->req.type, HCA_CM_CONNECT_REQUEST);
+	assert_memory_equal(p->req.pdata, dev_caps_pdata, sizeof(dev_caps_pdata));
+	pair_close(state);
+}
+
+/* Resolution fails at once for a destination with no route and for a source address no
+ * device has; a bad address never reaches rdma_cm. (The unroutable destination is resolved
+ * without "@SRC": bound to a device, the kernel takes it as on-link and ARPs for it until
+ * rdma_cm's 10 s timeout, -ETIMEDOUT.) */
+static void test_resolve_errors(void **state)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+	hca_ep *ep = NULL;
+	char a[96];
+
+	assert_non_null(p);
+	*state = p;
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, NULL, NULL, &p->w), 0);
+	snprintf(a, sizeof(a), "10.255.255.1:%d", DEV_PORT_BASE + 16);
+	expect_rc(hca_ep_create(p->w, "src", a, &ep), -ENETUNREACH);
+	snprintf(a, sizeof(a), "%s:%d@192.0.2.7", dev_addr(), DEV_PORT_BASE + 16);
+	expect_rc(hca_ep_create(p->w, "src", a, &ep), -EADDRNOTAVAIL);
+	snprintf(a, sizeof(a), "%s:%d@[::1]", dev_addr(), DEV_PORT_BASE + 16);
+	expect_rc(hca_ep_create(p->w, "src", a, &ep), -EINVAL);
+	assert_null(ep);
+	assert_int_equal(hca_world_live_objects(p->w), 0);
+	pair_close(state);
+}
+
+/* What the seam refuses on a real device: connect/accept/MRs before the QP exists, retry
+ * counts over 7, an MR over unmapped memory, a second connect or accept on a live
+ * connection; after a disconnect, posts still succeed and complete as flushes. A third,
+ * unconnected endpoint in the world is never taken for the peer. */
+static void test_conn_state_errors(void **state)
+{
+	struct hca_conn_params cp = { .initiator_depth = 2, .retry_count = 5 };
+	struct hca_conn_params ap = { .responder_resources = 2 };
+	struct pair *p;
+	hca_ep *bare = NULL;
+	hca_mr *mr = NULL;
+	uint8_t *sb, *db;
+	hca_mr *smr, *dmr;
+	char a[96];
+
+	p = pair_open(state, DEV_PORT_BASE + 17, 0, NULL);
+	/* an endpoint with a resolved address but no QP */
+	dev_connect_addr(a, sizeof(a), DEV_PORT_BASE + 17);
+	expect_rc(hca_ep_create(p->w, "src", a, &bare), 0);
+	expect_rc(hca_connect(bare, &cp, DEV_WAIT_NS, NULL), -EINVAL);
+	expect_rc(hca_reg_mr(bare, 0x10000, 4096, HCA_ACCESS_LOCAL_WRITE, &mr), -EINVAL);
+	/* rdma_cm's retry counts are 3 bits */
+	cp.retry_count = 8;
+	expect_rc(hca_connect(p->src, &cp, DEV_WAIT_NS, NULL), -EINVAL);
+	cp.retry_count = 5;
+	ap.rnr_retry_count = 8;
+	expect_rc(hca_accept(p->dst, &ap), -EINVAL);
+	ap.rnr_retry_count = 0;
+	/* MRs: address 0, and memory that is not mapped (one page at 64 KiB) */
+	expect_rc(hca_reg_mr(p->src, 0, 4096, HCA_ACCESS_LOCAL_WRITE, &mr), -EINVAL);
+	expect_rc(hca_reg_mr(p->src, 0x10000, 4096, HCA_ACCESS_LOCAL_WRITE, &mr), -EFAULT);
+	assert_null(mr);
+	/* connected already: rdma_cm refuses a second connect and a second accept */
+	expect_rc(hca_connect(p->src, &cp, DEV_WAIT_NS, NULL), -EINVAL);
+	expect_rc(hca_accept(p->dst, &ap), -EINVAL);
+	/* a SEND still finds its peer past the unconnected endpoint */
+	smr = pair_buf(p, p->src, 4096, 0x44, HCA_ACCESS_LOCAL_WRITE, &sb);
+	dmr = pair_buf(p, p->dst, 4096, 0, HCA_ACCESS_LOCAL_WRITE, &db);
+	post_recv(p->dst, 70, db, 4096, dmr);
+	post_send(p->src, 1, HCA_WR_SEND, sb, 128, smr, 0, 0);
+	expect_wc(p->src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	expect_wc(p->dst, HCA_CQ_RECV, 70, HCA_WC_SUCCESS);
+	assert_true(all_bytes(db, 128, 0x44));
+	/* after a disconnect the QP is in ERR: posting works, everything flushes */
+	expect_rc(hca_disconnect(p->src), 0);
+	post_recv(p->src, 71, sb, 4096, smr);
+	post_send(p->src, 2, HCA_WR_SEND, sb, 64, smr, 0, 0);
+	expect_wc(p->src, HCA_CQ_RECV, 71, HCA_WC_WR_FLUSH_ERR);
+	expect_wc(p->src, HCA_CQ_SEND, 2, HCA_WC_WR_FLUSH_ERR);
+	assert_int_equal(wait_event(p->dst, HCA_CM_DISCONNECTED, 3000), 0);
+	hca_ep_destroy(bare);
+	pair_close(state);
+}
+
+/* hca_world_free with a connection, MRs, a listener and a resolved endpoint still open
+ * releases them all: no QP of this process is left. */
+static void test_world_free_with_open_objects(void **state)
+{
+	struct pair *p;
+	hca_ep *bare = NULL;
+	hca_listener *l2 = NULL;
+	uint8_t *sb, *db;
+	char a[96];
+
+	p = pair_open(state, DEV_PORT_BASE + 18, 0, &default_opts);
+	(void)pair_buf(p, p->src, 4096, 1, HCA_ACCESS_LOCAL_WRITE, &sb);
+	(void)pair_buf(p, p->dst, 4096, 2, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &db);
+	dev_connect_addr(a, sizeof(a), DEV_PORT_BASE + 18);
+	expect_rc(hca_ep_create(p->w, "src", a, &bare), 0);
+	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 19);
+	expect_rc(hca_listen(p->w, "dst", a, &l2), 0);
+	assert_int_equal(dev_qps_of_self(), 2);
+	assert_int_equal(hca_world_live_objects(p->w), 7);
+	hca_world_free(p->w);
+	p->w = NULL;
+	p->src = p->dst = NULL;
+	p->l = NULL;
+	for (int i = 0; i < p->n_mrs; i++)
+		free(p->bufs[i]);
+	p->n_mrs = 0;
+	assert_int_equal(dev_qps_of_self(), 0);
+	pair_close(state);
+}
+
 int main(void)
 {
 	/* No device: skip the whole file as a TAP plan. (cmocka 1.1.5's skip() prints "not ok
@@ -485,6 +712,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_busy_poll, pair_teardown),
 		cmocka_unit_test_teardown(test_connect_refused, pair_teardown),
 		cmocka_unit_test(test_bad_addresses),
+		cmocka_unit_test_teardown(test_listen_errors, pair_teardown),
+		cmocka_unit_test_teardown(test_reject, pair_teardown),
+		cmocka_unit_test_teardown(test_resolve_errors, pair_teardown),
+		cmocka_unit_test_teardown(test_conn_state_errors, pair_teardown),
+		cmocka_unit_test_teardown(test_world_free_with_open_objects, pair_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,14 @@
 /* Unit tests of the verbs backend that need no RDMA device.
  *
  * The backend's source is included so its static helpers can be called directly. The
- * rdma-core functions that ep setup/teardown and the data path call are replaced by small
- * fakes defined below (a definition in this translation unit wins over the shared library),
- * and the inline verbs (ibv_poll_cq, ibv_post_recv, ibv_req_notify_cq) go through a fake
- * ibv_context's ops. The fakes count live objects and fail the N-th fallible call, so the
- * test can show that every failure of ep setup unwinds to zero live objects. */
+ * rdma-core functions it calls are replaced by small fakes defined below (a definition in
+ * this translation unit wins over the shared library), and the inline verbs (ibv_poll_cq,
+ * ibv_post_recv, ibv_post_send, ibv_req_notify_cq) go through a fake ibv_context's ops.
+ * The fake rdma_cm hands out ids from a pool and delivers the events a test scripts (or
+ * that rdma_resolve_addr / _route / rdma_connect / rdma_accept would raise), so whole
+ * flows run through the seam's front end (hca.h) too. The fakes count live objects and
+ * fail the N-th fallible call, so the tests can show that every failure unwinds to zero
+ * live objects and surfaces the failing call's errno. */
 #include "transport/hca_verbs.c"
 
 #include <stdarg.h>
@@ -13,8 +16,15 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
+
+#define FK_CM_MAX 160	/* scripted CM events per test */
+#define FK_IDS 16	/* rdma_cm ids alive at once */
 
 /* ---- fakes -------------------------------------------------------------------------- */
 
@@ -33,12 +43,34 @@ static struct {
 	int rejects, ids_destroyed;
 	enum ibv_qp_state qp_state;	/* what ibv_query_qp reports */
 	int queries, modifies_to_err, recvs_posted, arms;
-	struct ibv_wc script[8];	/* what the fake poll_cq returns, in order */
+	struct ibv_wc script[24];	/* what the fake poll_cq returns, in order */
 	int script_n, script_pos;
 	int destroy_with_unacked;
-	struct rdma_cm_event *cm_script[VERBS_REQQ_LEN + 4];	/* rdma_get_cm_event's events */
+	struct rdma_cm_event *cm_script[FK_CM_MAX];	/* rdma_get_cm_event's events */
 	int cm_n, cm_pos, cm_acks, acks_at_destroy;
+	int cm_errno;			/* rdma_get_cm_event's errno once the script is done */
+	struct rdma_cm_event evs[FK_CM_MAX];	/* storage of the events the fakes raise */
+	int evs_n;
+	struct { struct rdma_cm_id id; bool used; } ids[FK_IDS];
+	int ids_live, cm_chans, mrs, keys;
+	bool chan_bad_fd;		/* rdma_create_event_channel hands out fd -1 */
+	bool comp_bad_fd;		/* ibv_create_comp_channel hands out fd -1 */
+	bool resolve_silent;		/* rdma_resolve_addr raises no event (until a signal) */
+	enum rdma_cm_event_type resolve_event, route_event, connect_event;
+	int resolve_status;
+	bool resolved_with_src;
+	int ack_timeout_set;		/* the last RDMA_OPTION_ID_ACK_TIMEOUT value, -1 none */
+	int reuseaddr_set;
+	struct rdma_conn_param last_conn;
+	struct rdma_cm_id *connecting;	/* the id of the last rdma_connect */
+	int reject_rc, disconnects, sends_posted, post_send_rc, post_recv_rc, query_rc;
+	int poll_rc;			/* fake_poll returns this when the script is done */
+	int modify_rc;
 } fk;
+
+/* Set by the SIGALRM handler: the silent resolution's event is raised now. */
+static volatile sig_atomic_t fk_signalled;
+static int fk_signal_fd = -1;	/* written by the handler, so a poll that began wakes up */
 
 static bool fake_fail(void)
 {
@@ -63,7 +95,7 @@ static int fake_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	(void)cq;
 	assert_int_equal(n, 1);
 	if (fk.script_pos == fk.script_n)
-		return 0;
+		return fk.poll_rc;
 	*wc = fk.script[fk.script_pos++];
 	return 1;
 }
@@ -73,13 +105,26 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
 	(void)qp;
 	(void)bad;
 	assert_int_equal(wr->num_sge, 1);
+	if (fk.post_recv_rc)
+		return fk.post_recv_rc;
 	fk.recvs_posted++;
+	return 0;
+}
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	(void)qp;
+	(void)bad;
+	assert_int_equal(wr->send_flags, IBV_SEND_SIGNALED);
+	if (fk.post_send_rc)
+		return fk.post_send_rc;
+	fk.sends_posted++;
 	return 0;
 }
 
 static struct ibv_context fake_ctx = {
 	.ops = { .poll_cq = fake_poll, .req_notify_cq = fake_req_notify,
-		 .post_recv = fake_post_recv },
+		 .post_recv = fake_post_recv, .post_send = fake_post_send },
 };
 
 struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
@@ -109,14 +154,15 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	c->ch.context = ctx;
-	c->ch.fd = open("/dev/null", O_RDONLY);	/* a real fd: the backend sets O_NONBLOCK */
+	c->ch.fd = fk.comp_bad_fd ? -1 : eventfd(0, EFD_CLOEXEC);	/* never ready */
 	fk.chans++;
 	return &c->ch;
 }
 
 int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
-	close(ch->fd);
+	if (ch->fd >= 0)
+		close(ch->fd);
 	free(ch);
 	fk.chans--;
 	return 0;
@@ -199,6 +245,8 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 	(void)init;
 	assert_true(mask & IBV_QP_STATE);
 	fk.queries++;
+	if (fk.query_rc)
+		return fk.query_rc;
 	attr->qp_state = fk.qp_state;
 	return 0;
 }
@@ -207,6 +255,8 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	(void)qp;
 	assert_int_equal(mask, IBV_QP_STATE);
+	if (fk.modify_rc)
+		return fk.modify_rc;
 	if (attr->qp_state == IBV_QPS_ERR)
 		fk.modifies_to_err++;
 	fk.qp_state = attr->qp_state;
@@ -219,22 +269,69 @@ int rdma_reject(struct rdma_cm_id *id, const void *pdata, uint8_t len)
 	(void)pdata;
 	(void)len;
 	fk.rejects++;
+	if (fk.reject_rc) {
+		errno = fk.reject_rc;
+		return -1;
+	}
 	return 0;
 }
 
+/* Ids of the pool are handed out by rdma_create_id and connect requests; others (on a
+ * test's stack) are only counted. */
 int rdma_destroy_id(struct rdma_cm_id *id)
 {
-	(void)id;
 	fk.ids_destroyed++;
 	fk.acks_at_destroy = fk.cm_acks;
+	for (int i = 0; i < FK_IDS; i++) {
+		if (fk.ids[i].used && &fk.ids[i].id == id) {
+			fk.ids[i].used = false;
+			fk.ids_live--;
+		}
+	}
 	return 0;
 }
+
+static struct rdma_cm_id *fake_id_new(struct rdma_event_channel *ch, void *ctx)
+{
+	for (int i = 0; i < FK_IDS; i++) {
+		if (!fk.ids[i].used) {
+			memset(&fk.ids[i].id, 0, sizeof(fk.ids[i].id));
+			fk.ids[i].used = true;
+			fk.ids[i].id.channel = ch;
+			fk.ids[i].id.context = ctx;
+			fk.ids_live++;
+			return &fk.ids[i].id;
+		}
+	}
+	fail_msg("fake rdma_cm: out of ids");
+	return NULL;
+}
+
+/* Appends an event to what rdma_get_cm_event returns. */
+static struct rdma_cm_event *cm_push(enum rdma_cm_event_type type, struct rdma_cm_id *id,
+				     struct rdma_cm_id *listen_id, int status)
+{
+	struct rdma_cm_event *ev;
+
+	assert_true(fk.evs_n < FK_CM_MAX && fk.cm_n < FK_CM_MAX);
+	ev = &fk.evs[fk.evs_n++];
+	*ev = (struct rdma_cm_event){ .event = type, .id = id, .listen_id = listen_id,
+				      .status = status };
+	fk.cm_script[fk.cm_n++] = ev;
+	return ev;
+}
+
+static struct rdma_cm_id *fk_silent_id;
 
 int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **ev)
 {
 	(void)ch;
+	if (fk_signalled && fk_silent_id) {	/* the event a signal released */
+		cm_push(fk.resolve_event, fk_silent_id, NULL, fk.resolve_status);
+		fk_silent_id = NULL;
+	}
 	if (fk.cm_pos == fk.cm_n) {
-		errno = EAGAIN;
+		errno = fk.cm_errno ? fk.cm_errno : EAGAIN;
 		return -1;
 	}
 	*ev = fk.cm_script[fk.cm_pos++];
@@ -248,9 +345,195 @@ int rdma_ack_cm_event(struct rdma_cm_event *ev)
 	return 0;
 }
 
+struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct rdma_event_channel *ch;
+
+	if (fake_fail())
+		return NULL;
+	ch = calloc(1, sizeof(*ch));
+	ch->fd = fk.chan_bad_fd ? -1 : eventfd(0, EFD_CLOEXEC);
+	fk.cm_chans++;
+	return ch;
+}
+
+void rdma_destroy_event_channel(struct rdma_event_channel *ch)
+{
+	if (ch->fd >= 0)
+		close(ch->fd);
+	free(ch);
+	fk.cm_chans--;
+}
+
+int rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id, void *ctx,
+		   enum rdma_port_space ps)
+{
+	assert_int_equal(ps, RDMA_PS_TCP);
+	if (fake_fail())
+		return -1;
+	*id = fake_id_new(ch, ctx);
+	return 0;
+}
+
+int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
+		    size_t optlen)
+{
+	(void)id;
+	assert_int_equal(level, RDMA_OPTION_ID);
+	if (fake_fail())
+		return -1;
+	if (optname == RDMA_OPTION_ID_ACK_TIMEOUT) {
+		assert_int_equal(optlen, 1);
+		fk.ack_timeout_set = *(uint8_t *)optval;
+	} else if (optname == RDMA_OPTION_ID_REUSEADDR) {
+		assert_int_equal(optlen, sizeof(int));
+		fk.reuseaddr_set = *(int *)optval;
+	}
+	return 0;
+}
+
+static void fake_copy_addr(struct sockaddr_storage *to, const struct sockaddr *from)
+{
+	memset(to, 0, sizeof(*to));
+	memcpy(to, from, from->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						     : sizeof(struct sockaddr_in));
+}
+
+int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	if (fake_fail())
+		return -1;
+	fake_copy_addr(&id->route.addr.src_storage, addr);
+	id->verbs = &fake_ctx;
+	return 0;
+}
+
+int rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	(void)id;
+	assert_int_equal(backlog, VERBS_LISTEN_BACKLOG);
+	return fake_fail() ? -1 : 0;
+}
+
+/* Binds to src (or 198.18.0.9) with a port of its own and raises resolve_event, unless
+ * resolve_silent (then a SIGALRM releases it: see fk_alarm). */
+int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *dst,
+		      int timeout_ms)
+{
+	assert_int_equal(timeout_ms, VERBS_RESOLVE_TIMEOUT_MS);
+	if (fake_fail())
+		return -1;
+	fk.resolved_with_src = src != NULL;
+	fake_copy_addr(&id->route.addr.dst_storage, dst);
+	if (src) {
+		fake_copy_addr(&id->route.addr.src_storage, src);
+	} else {
+		id->route.addr.src_sin.sin_family = AF_INET;
+		inet_pton(AF_INET, "198.18.0.9", &id->route.addr.src_sin.sin_addr);
+	}
+	id->route.addr.src_sin.sin_port = htons((uint16_t)(40000 + fk.ids_live));
+	id->verbs = &fake_ctx;
+	if (fk.resolve_silent)
+		fk_silent_id = id;
+	else
+		cm_push(fk.resolve_event, id, NULL, fk.resolve_status);
+	return 0;
+}
+
+int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	assert_int_equal(timeout_ms, VERBS_RESOLVE_TIMEOUT_MS);
+	if (fake_fail())
+		return -1;
+	cm_push(fk.route_event, id, NULL, 0);
+	return 0;
+}
+
+static const uint8_t fk_rep_pdata[VERBS_REP_PDATA_MAX] = { 0xd5, 0x7 };
+
+/* The peer's answer (connect_event, ESTABLISHED by default) arrives at once. */
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *cp)
+{
+	struct rdma_cm_event *ev;
+
+	if (fake_fail())
+		return -1;
+	fk.last_conn = *cp;
+	fk.connecting = id;
+	ev = cm_push(fk.connect_event, id, NULL,
+		     fk.connect_event == RDMA_CM_EVENT_REJECTED ? 28 : 0);
+	ev->param.conn.private_data = fk_rep_pdata;
+	ev->param.conn.private_data_len = sizeof(fk_rep_pdata);
+	return 0;
+}
+
+int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
+{
+	if (fake_fail())
+		return -1;
+	fk.last_conn = *cp;
+	cm_push(RDMA_CM_EVENT_ESTABLISHED, id, NULL, 0);
+	return 0;
+}
+
+int rdma_disconnect(struct rdma_cm_id *id)
+{
+	(void)id;
+	if (fake_fail())
+		return -1;
+	fk.disconnects++;
+	return 0;
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+				unsigned int access)
+{
+	struct ibv_mr *mr;
+
+	assert_int_equal(iova, (uint64_t)(uintptr_t)addr);
+	if (fake_fail())
+		return NULL;
+	mr = calloc(1, sizeof(*mr));
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->lkey = (uint32_t)++fk.keys;
+	mr->rkey = access & IBV_ACCESS_REMOTE_WRITE ? (uint32_t)++fk.keys : 0;
+	fk.mrs++;
+	return mr;
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	if (fake_fail())
+		return fk.fail_errno;
+	free(mr);
+	fk.mrs--;
+	return 0;
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	(void)device;
+	return "fake0";
+}
+
 static int fake_live(void)
 {
-	return fk.pds + fk.chans + fk.cqs + fk.qps;
+	return fk.pds + fk.chans + fk.cqs + fk.qps + fk.ids_live + fk.cm_chans + fk.mrs;
+}
+
+/* Defaults: events as a healthy fabric raises them. */
+static void fk_reset(void)
+{
+	memset(&fk, 0, sizeof(fk));
+	fk.qp_state = IBV_QPS_RTS;
+	fk.resolve_event = RDMA_CM_EVENT_ADDR_RESOLVED;
+	fk.route_event = RDMA_CM_EVENT_ROUTE_RESOLVED;
+	fk.connect_event = RDMA_CM_EVENT_ESTABLISHED;
+	fk.ack_timeout_set = -1;
+	fk_signalled = 0;
+	fk_silent_id = NULL;
 }
 
 /* A world without a CM channel and one endpoint on a fake, resolved id. */
@@ -264,8 +547,7 @@ static int fixture_setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	memset(&fk, 0, sizeof(fk));
-	fk.qp_state = IBV_QPS_RTS;
+	fk_reset();
 	f->vw.opts.ack_timeout = -1;
 	f->id.verbs = &fake_ctx;
 	f->e = verbs_ep_new(&f->vw, NULL);
@@ -677,7 +959,7 @@ static void test_rearm_acks_cq_events(void **state)
 	assert_int_equal(fake_live(), 0);
 }
 
-/* ---- data path ------------------------------------------------------------------------------ */
+/* ---- data path --------------------------------------------------------------------------- */
 
 static void test_recv_on_err_qp_is_flushed(void **state)
 {
@@ -725,18 +1007,841 @@ static void test_poll_keeps_order_through_stash(void **state)
 	assert_int_equal(verbs_cq_rearm(&f->e->cq[HCA_CQ_SEND]), 0);
 }
 
-/* ---- world ---------------------------------------------------------------------------------- */
+/* ---- world ------------------------------------------------------------------------------- */
 
 static void test_world_init_checks(void **state)
 {
 	struct hca_verbs_opts o = { .ack_timeout = 32 };
+	hca_world *w = NULL;
 
 	(void)state;
+	fk_reset();
+	/* an ACK timeout exponent over 31 is refused before anything is opened */
 	assert_int_equal(verbs_world_init(NULL, &o), -EINVAL);
-	if (access("/dev/infiniband/rdma_cm", F_OK) == 0)
-		return;	/* an RDMA host: the no-device path cannot be shown here */
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &o, NULL, &w), -EINVAL);
+	assert_int_equal(fk.calls, 0);
+	o.ack_timeout = 31;
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &o, NULL, &w), 0);
+	hca_world_free(w);
+	/* no options: rdma-core's defaults (no ACK timeout set, completion channels) */
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, NULL, NULL, &w), 0);
+	assert_int_equal(((struct verbs_world *)hca_world_priv(w))->opts.ack_timeout, -1);
+	assert_false(((struct verbs_world *)hca_world_priv(w))->opts.poll_busy);
+	assert_string_equal(hca_world_backend_name(w), "verbs");
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
+	/* no rdma_cm device: the channel cannot be opened (ENODEV also when errno says nothing) */
 	o.ack_timeout = 14;
+	fk.fail_at = fk.calls + 1;
+	fk.fail_errno = ENODEV;
 	assert_int_equal(verbs_world_init(NULL, &o), -ENODEV);
+	fk.fail_at = fk.calls + 1;
+	fk.fail_errno = 0;
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &o, NULL, &w), -ENODEV);
+	/* a channel whose fd cannot be made nonblocking is closed again */
+	fk.chan_bad_fd = true;
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &o, NULL, &w), -EBADF);
+	assert_int_equal(fake_live(), 0);
+}
+
+/* ---- more addresses, translations, demultiplexing ---------------------------------------- */
+
+static void test_addr_parse_limits(void **state)
+{
+	struct verbs_addr a;
+	char s[VERBS_ADDR_MAX];
+
+	(void)state;
+	/* the longest IPv6 text (45 characters) fits between the brackets */
+	assert_int_equal(verbs_addr_parse("[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:9",
+					  false, &a), 0);
+	check_ip(&a.dst, AF_INET6, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 9);
+	assert_int_equal(verbs_addr_parse("[::ffff:198.18.0.1]:29200", false, &a), 0);
+	check_ip(&a.dst, AF_INET6, "::ffff:198.18.0.1", 29200);
+	/* 47 characters between the brackets: longer than any IPv6 address */
+	snprintf(s, sizeof(s), "[%s]:80", "0000:0000:0000:0000:0000:0000:0000:0000:0000:00");
+	assert_int_equal(strlen(s), 47 + 5);
+	assert_int_equal(verbs_addr_parse(s, false, &a), -EINVAL);
+	/* a source that opens a bracket and never closes it */
+	assert_int_equal(verbs_addr_parse("[::1]:80@[::2", true, &a), -EINVAL);
+	assert_int_equal(verbs_addr_parse("198.18.0.1:80@[198.18.0.2", true, &a), -EINVAL);
+	/* long forms, written out in full, for both ends */
+	assert_int_equal(verbs_addr_parse("[0000:0000:0000:0000:0000:0000:0000:0001]:65535"
+					  "@[0000:0000:0000:0000:0000:0000:0000:0002]", true,
+					  &a), 0);
+	check_ip(&a.dst, AF_INET6, "::1", 65535);
+	check_ip(&a.src, AF_INET6, "::2", 0);
+}
+
+static void test_sockaddr_eq_ipv6_and_others(void **state)
+{
+	struct verbs_addr a, b;
+	struct sockaddr_storage u1, u2;
+
+	(void)state;
+	assert_int_equal(verbs_addr_parse("[fe80::1]:7", false, &a), 0);
+	assert_int_equal(verbs_addr_parse("[fe80::1]:7", false, &b), 0);
+	assert_true(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));
+	assert_int_equal(verbs_addr_parse("[fe80::1]:8", false, &b), 0);
+	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));	/* port */
+	assert_int_equal(verbs_addr_parse("[fe80::2]:7", false, &b), 0);
+	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));	/* address */
+	/* IPv4: same port, other address */
+	assert_int_equal(verbs_addr_parse("198.18.0.1:7", false, &a), 0);
+	assert_int_equal(verbs_addr_parse("198.18.0.2:7", false, &b), 0);
+	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));
+	/* neither IPv4 nor IPv6 (an id never bound): never equal, even to itself */
+	memset(&u1, 0, sizeof(u1));
+	memset(&u2, 0, sizeof(u2));
+	assert_false(verbs_sockaddr_eq((void *)&u1, (void *)&u2));
+}
+
+static void test_cm_translate_response_and_long_pdata(void **state)
+{
+	uint8_t pdata[255];
+	struct rdma_cm_event ce;
+	struct hca_cm_event ev;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pdata); i++)
+		pdata[i] = (uint8_t)(255 - i);
+	memset(&ce, 0, sizeof(ce));
+	ce.event = RDMA_CM_EVENT_CONNECT_RESPONSE;
+	ce.param.conn.private_data = pdata;
+	ce.param.conn.private_data_len = 40;
+	assert_true(verbs_cm_translate(&ce, &ev));
+	assert_int_equal(ev.type, HCA_CM_CONNECT_RESPONSE);
+	assert_int_equal(ev.pdata_len, 40);
+	assert_memory_equal(ev.pdata, pdata, 40);
+	/* more than the seam keeps (a provider's 255): cut at HCA_PDATA_MAX */
+	ce.event = RDMA_CM_EVENT_ESTABLISHED;
+	ce.param.conn.private_data_len = 255;
+	assert_true(verbs_cm_translate(&ce, &ev));
+	assert_int_equal(ev.pdata_len, HCA_PDATA_MAX);
+	assert_memory_equal(ev.pdata, pdata, HCA_PDATA_MAX);
+	/* a connection event without private data */
+	ce.param.conn.private_data = NULL;
+	assert_true(verbs_cm_translate(&ce, &ev));
+	assert_int_equal(ev.pdata_len, 0);
+}
+
+/* Requests for no known listener are rejected; unknown events dropped; at most
+ * VERBS_PUMP_MAX events per pump; EINTR ends a pump quietly, other errors are kept. */
+static void test_pump_edges(void **state)
+{
+	struct fixture *f = *state;
+	struct verbs_listener *l = calloc(1, sizeof(*l));
+	struct rdma_cm_id lid = { 0 }, other_lid = { 0 }, req = { 0 }, stranger = { 0 };
+	struct hca_cm_event ev;
+
+	assert_non_null(l);
+	l->vw = &f->vw;
+	l->id = &lid;
+	f->vw.listeners = l;
+	cm_push(RDMA_CM_EVENT_CONNECT_REQUEST, &req, &other_lid, 0);
+	cm_push(RDMA_CM_EVENT_ADDR_CHANGE, &f->id, NULL, 0);
+	for (int i = 0; i < VERBS_PUMP_MAX + 6; i++)
+		cm_push(RDMA_CM_EVENT_DISCONNECTED, &stranger, NULL, 0);
+	cm_push(RDMA_CM_EVENT_ESTABLISHED, &f->id, NULL, 0);
+	assert_int_equal(verbs_pump(&f->vw), VERBS_PUMP_MAX);
+	assert_int_equal(fk.cm_acks, VERBS_PUMP_MAX);
+	assert_int_equal(fk.rejects, 1);		/* the request nobody listens for */
+	assert_int_equal(fk.ids_destroyed, 1);
+	assert_int_equal(l->req_n, 0);
+	assert_false(verbs_evq_pop(f->e, &ev));	/* ADDR_CHANGE is not the seam's */
+	/* the rest comes with the next pump, in order */
+	assert_int_equal(verbs_pump(&f->vw), 9);
+	assert_true(verbs_evq_pop(f->e, &ev));
+	assert_int_equal(ev.type, HCA_CM_ESTABLISHED);
+	/* interrupted: nothing read, no error kept */
+	fk.cm_errno = EINTR;
+	assert_int_equal(verbs_pump(&f->vw), 0);
+	assert_int_equal(f->vw.cm_error, 0);
+	/* a hard error (credentials changed since the channel was opened) is kept */
+	fk.cm_errno = EACCES;
+	assert_int_equal(verbs_pump(&f->vw), 0);
+	assert_int_equal(f->vw.cm_error, -EACCES);
+	verbs_listener_release(l);
+}
+
+/* ---- setup limits and failing calls ------------------------------------------------------ */
+
+static void test_caps_each_limit(void **state)
+{
+	struct fixture *f = *state;
+	const struct hca_qp_caps ok = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+					.max_recv_sge = 1, .cq_entries = 8 };
+	struct hca_qp_caps c;
+
+	c = ok, c.max_send_wr = 0;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), -EINVAL);
+	c = ok, c.max_send_sge = 0;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), -EINVAL);
+	c = ok, c.max_recv_sge = 0;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), -EINVAL);
+	c = ok, c.cq_entries = 0;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), -EINVAL);
+	c = ok, c.cq_entries = (uint32_t)INT32_MAX + 1u;	/* ibv_create_cq takes an int */
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), -EINVAL);
+	c = ok, c.max_send_wr = 2, c.max_recv_wr = 9;		/* the recv CQ cannot hold them */
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), -EINVAL);
+	assert_int_equal(fk.calls, 0);
+	assert_int_equal(fake_live(), 0);
+	/* an endpoint with no rdma_cm id yet */
+	f->e->id = NULL;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &ok), -EINVAL);
+	f->e->id = &f->id;
+	c = ok, c.cq_entries = (uint32_t)INT32_MAX;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), 0);
+	assert_int_equal(f->e->cq[HCA_CQ_RECV].cq->cqe, INT32_MAX);
+}
+
+/* A provider that returns -1 instead of an errno: -EIO. A failing call with errno 0: -EIO. */
+static void test_failures_without_errno(void **state)
+{
+	struct fixture *f = *state;
+
+	fk.fail_at = 4;	/* pd, channel, cq, then the first ibv_req_notify_cq */
+	fk.fail_errno = -1;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EIO);
+	assert_int_equal(fake_live(), 0);
+	fk.calls = 0;
+	fk.fail_at = 1;
+	fk.fail_errno = 0;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EIO);	/* ibv_alloc_pd */
+	assert_int_equal(fake_live(), 0);
+	/* a completion channel whose fd cannot be made nonblocking */
+	fk.fail_at = 0;
+	fk.comp_bad_fd = true;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EBADF);
+	assert_int_equal(fake_live(), 0);
+}
+
+static void test_ack_timeout_option(void **state)
+{
+	struct fixture *f = *state;
+
+	f->vw.opts.ack_timeout = -1;	/* leave rdma_cm's default */
+	assert_int_equal(verbs_set_ack_timeout(f->e), 0);
+	assert_int_equal(fk.ack_timeout_set, -1);
+	f->vw.opts.ack_timeout = VERBS_ACK_TIMEOUT_MAX;
+	assert_int_equal(verbs_set_ack_timeout(f->e), 0);
+	assert_int_equal(fk.ack_timeout_set, VERBS_ACK_TIMEOUT_MAX);
+	fk.fail_at = fk.calls + 1;
+	fk.fail_errno = ENOSYS;	/* an old kernel without the option */
+	assert_int_equal(verbs_set_ack_timeout(f->e), -ENOSYS);
+}
+
+/* post_recv: the provider's error is returned; a QP whose state cannot be queried is taken
+ * as healthy (no flush forced). */
+static void test_recv_post_errors(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), 0);
+	fk.post_recv_rc = ENOMEM;	/* receive queue full */
+	assert_int_equal(verbs_recv_post(f->e, 1, 0x1000, 64, 7), -ENOMEM);
+	fk.post_recv_rc = -1;
+	assert_int_equal(verbs_recv_post(f->e, 1, 0x1000, 64, 7), -EIO);
+	assert_int_equal(fk.queries, 0);
+	fk.post_recv_rc = 0;
+	fk.query_rc = EINVAL;
+	fk.qp_state = IBV_QPS_ERR;	/* not seen: the query fails */
+	assert_int_equal(verbs_recv_post(f->e, 2, 0x1000, 64, 7), 0);
+	assert_int_equal(fk.queries, 1);
+	assert_int_equal(fk.modifies_to_err, 0);
+	assert_false(f->e->qp_err);
+}
+
+/* More channel events than one re-arm acks; more completions than the stash holds; a CQ
+ * that fails to poll. */
+static void test_cq_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct verbs_cq *q;
+	struct fake_chan *ch;
+	struct hca_wc wc;
+
+	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), 0);
+	q = &f->e->cq[HCA_CQ_SEND];
+	ch = (struct fake_chan *)q->ch;
+	ch->pending = VERBS_CQ_EVENTS_MAX + 10;
+	assert_int_equal(verbs_cq_rearm(q), 0);
+	assert_int_equal(ch->pending, 10);	/* the rest waits for the next re-arm */
+	assert_int_equal(ch->unacked, 0);
+	assert_int_equal(verbs_cq_rearm(q), 0);
+	assert_int_equal(ch->pending, 0);
+	for (int i = 0; i < 20; i++)
+		fk.script[i] = (struct ibv_wc){ .wr_id = (uint64_t)i + 1, .opcode = IBV_WC_SEND };
+	fk.script_n = 20;
+	assert_int_equal(verbs_cq_rearm(q), 1);
+	assert_int_equal(q->stash_n, VERBS_STASH_LEN);
+	assert_int_equal(fk.script_pos, VERBS_STASH_LEN);
+	for (uint64_t want = 1; want <= 20; want++) {
+		assert_int_equal(verbs_cq_poll(f->e, HCA_CQ_SEND, &wc), 1);
+		assert_int_equal(wc.wr_id, want);
+		assert_int_equal(wc.opcode, HCA_WC_OP_SEND);
+	}
+	fk.poll_rc = -2;	/* the provider failed to poll */
+	assert_int_equal(verbs_cq_poll(f->e, HCA_CQ_SEND, &wc), -EIO);
+	assert_int_equal(verbs_cq_poll(f->e, HCA_CQ_RECV, &wc), -EIO);
+	fk.poll_rc = 0;
+	assert_false(f->e->qp_err);
+}
+
+/* ---- whole flows through the seam on the fake rdma_cm ------------------------------------ */
+
+#define FLOW_WAIT_NS (2ull * VCLOCK_NS_PER_S)
+
+static const struct hca_verbs_opts flow_opts = { .ack_timeout = 14 };
+static const struct hca_qp_caps flow_caps = {
+	.max_send_wr = 8, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1, .cq_entries = 16,
+};
+static const uint8_t flow_pdata[8] = { 0, 0, 0, 1, 0, 0, 0, 1 };
+static const struct hca_conn_params flow_cp = {
+	.private_data = flow_pdata, .private_data_len = sizeof(flow_pdata), .initiator_depth = 2,
+	.retry_count = 5,
+};
+static const struct hca_conn_params flow_ap = {
+	.private_data = flow_pdata, .private_data_len = sizeof(flow_pdata),
+	.responder_resources = 2, .rnr_retry_count = 7,
+};
+
+struct flow {
+	hca_world *w;
+	hca_listener *l;
+	hca_ep *src, *dst;
+	hca_mr *mr;
+	struct hca_cm_event req, reply;
+	uint8_t buf[4096];
+};
+
+static struct rdma_cm_id *ep_id(hca_ep *ep)
+{
+	return ((struct verbs_ep *)hca_ep_priv(ep))->id;
+}
+
+/* The connect request rdma_cm raises at l for src's connection (addresses mirrored). */
+static struct rdma_cm_id *push_request(hca_listener *l, hca_ep *src)
+{
+	struct verbs_listener *vl = hca_listener_priv(l);
+	struct rdma_cm_id *id = fake_id_new(vl->id->channel, vl->id->context);
+	struct rdma_cm_event *ev;
+
+	id->verbs = &fake_ctx;
+	if (src) {
+		id->route.addr.src_storage = ep_id(src)->route.addr.dst_storage;
+		id->route.addr.dst_storage = ep_id(src)->route.addr.src_storage;
+	}
+	ev = cm_push(RDMA_CM_EVENT_CONNECT_REQUEST, id, vl->id, 0);
+	ev->param.conn.private_data = flow_pdata;
+	ev->param.conn.private_data_len = sizeof(flow_pdata);
+	return id;
+}
+
+/* src connects (the fake peer answers at once), then dst takes the request and accepts;
+ * an MR comes and goes; src disconnects. The first failing step's rc, else 0. */
+static int flow_run(struct flow *f)
+{
+	int rc;
+
+	if ((rc = hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &f->w)) < 0 ||
+	    (rc = hca_ep_create(f->w, "src", "198.18.0.1:29200@198.18.0.2", &f->src)) < 0 ||
+	    (rc = hca_ep_setup(f->src, &flow_caps)) < 0 ||
+	    (rc = hca_connect(f->src, &flow_cp, FLOW_WAIT_NS, &f->reply)) < 0 ||
+	    (rc = hca_listen(f->w, "dst", "198.18.0.1:29200", &f->l)) < 0)
+		return rc;
+	push_request(f->l, f->src);
+	rc = hca_listener_poll(f->l, &f->dst, &f->req);
+	if (rc != 1)
+		return rc < 0 ? rc : -ENOENT;
+	if ((rc = hca_ep_setup(f->dst, &flow_caps)) < 0 ||
+	    (rc = hca_accept(f->dst, &flow_ap)) < 0 ||
+	    (rc = hca_reg_mr(f->src, (uint64_t)(uintptr_t)f->buf, sizeof(f->buf),
+			     HCA_ACCESS_LOCAL_WRITE, &f->mr)) < 0 ||
+	    (rc = hca_dereg_mr(f->mr)) < 0)
+		return rc;
+	f->mr = NULL;
+	return hca_disconnect(f->src);
+}
+
+/* Releases whatever of f exists (an MR whose dereg failed is deregistered again). */
+static void flow_close(struct flow *f)
+{
+	if (f->mr)
+		assert_int_equal(hca_dereg_mr(f->mr), 0);
+	hca_ep_destroy(f->src);
+	hca_ep_destroy(f->dst);
+	hca_listener_close(f->l);
+	if (f->w) {
+		assert_int_equal(hca_world_live_objects(f->w), 0);
+		hca_world_free(f->w);
+	}
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(fake_live(), 0);
+}
+
+static void test_flow_connects_through_the_seam(void **state)
+{
+	struct flow *f = calloc(1, sizeof(*f));
+	struct verbs_ep *se, *de;
+
+	(void)state;
+	assert_non_null(f);
+	fk_reset();
+	assert_int_equal(flow_run(f), 0);
+	assert_true(fk.resolved_with_src);
+	assert_int_equal(fk.ack_timeout_set, 14);
+	assert_int_equal(fk.reuseaddr_set, 1);
+	/* the request's and the answer's private data */
+	assert_int_equal(f->req.type, HCA_CM_CONNECT_REQUEST);
+	assert_int_equal(f->req.pdata_len, sizeof(flow_pdata));
+	assert_memory_equal(f->req.pdata, flow_pdata, sizeof(flow_pdata));
+	assert_int_equal(f->reply.type, HCA_CM_ESTABLISHED);
+	assert_int_equal(f->reply.pdata_len, VERBS_REP_PDATA_MAX);
+	assert_int_equal(f->reply.pdata[0], 0xd5);
+	/* accept's parameters reach rdma_accept */
+	assert_int_equal(fk.last_conn.rnr_retry_count, 7);
+	assert_int_equal(fk.last_conn.responder_resources, 2);
+	assert_string_equal(hca_ep_device(f->src), "fake0");
+	/* the two ends find each other by their addresses */
+	assert_ptr_equal(hca_verbs_ops.peer(f->src), f->dst);
+	assert_ptr_equal(hca_verbs_ops.peer(f->dst), f->src);
+	/* rdma_disconnect put src's own QP in ERR; dst's is untouched */
+	se = hca_ep_priv(f->src);
+	de = hca_ep_priv(f->dst);
+	assert_int_equal(fk.disconnects, 1);
+	assert_true(se->qp_err);
+	assert_false(de->qp_err);
+	flow_close(f);
+	free(f);
+}
+
+/* Every fallible rdma-core call of the flow fails once in turn (world, resolve, setup,
+ * connect, listen, accept, MR, disconnect): the step returns that call's errno and the
+ * teardown leaves no object behind. */
+static void test_flow_fails_at_each_call(void **state)
+{
+	struct flow *f = calloc(1, sizeof(*f));
+	int n, calls = 0;
+
+	(void)state;
+	assert_non_null(f);
+	for (n = 1; n < 64; n++) {
+		int rc;
+
+		fk_reset();
+		fk.fail_at = n;
+		fk.fail_errno = EHOSTDOWN;
+		rc = flow_run(f);
+		calls = fk.calls;
+		flow_close(f);
+		if (rc == 0)
+			break;
+		if (rc != -EHOSTDOWN)
+			fail_msg("failing call %d: rc %d, expected %d", n, rc, -EHOSTDOWN);
+	}
+	/* 1 channel + 3 resolve + 8 setup + 2 connect + 4 listen + 8 setup + 2 accept + reg,
+	 * dereg, disconnect */
+	assert_int_equal(calls, 31);
+	assert_int_equal(n, 32);
+	free(f);
+}
+
+/* Resolution ends in an error event, a route error, an event of the wrong kind; without a
+ * source address the device is left to rdma_cm. Nothing stays behind. */
+static void test_resolve_failures(void **state)
+{
+	hca_world *w;
+	hca_ep *ep = NULL;
+	int calls;
+
+	(void)state;
+	fk_reset();
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, NULL, NULL, &w), 0);
+	fk.resolve_event = RDMA_CM_EVENT_ADDR_ERROR;
+	fk.resolve_status = -ENETUNREACH;
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), -ENETUNREACH);
+	fk.resolve_status = 0;	/* no status: unreachable */
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200", &ep), -EHOSTUNREACH);
+	fk.resolve_event = RDMA_CM_EVENT_ADDR_RESOLVED;
+	fk.route_event = RDMA_CM_EVENT_ROUTE_ERROR;
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200", &ep), -EHOSTUNREACH);
+	fk.route_event = RDMA_CM_EVENT_ESTABLISHED;	/* not what resolving waits for */
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200", &ep), -EPROTO);
+	assert_null(ep);
+	assert_int_equal(fk.ids_live, 0);
+	assert_int_equal(hca_world_live_objects(w), 0);
+	/* without "@SRC", rdma_resolve_addr picks the source */
+	fk.route_event = RDMA_CM_EVENT_ROUTE_RESOLVED;
+	assert_int_equal(hca_ep_create(w, "src", "[fe80::1]:29200", &ep), 0);
+	assert_false(fk.resolved_with_src);
+	assert_int_equal(ep_id(ep)->route.addr.dst_sin6.sin6_family, AF_INET6);
+	hca_ep_destroy(ep);
+	/* a bad address makes no call at all */
+	calls = fk.calls;
+	assert_int_equal(hca_ep_create(w, "src", "[fe80::1]:29200@198.18.0.2", &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1", &ep), -EINVAL);
+	assert_int_equal(fk.calls, calls);
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
+}
+
+/* Several listeners in a world, closed in any order; requests and refusals; a hard CM
+ * channel error reaches listener_poll and poll_event. */
+static void test_listeners(void **state)
+{
+	hca_world *w;
+	hca_listener *a, *b, *c;
+	hca_ep *src, *ep;
+	struct hca_cm_event req, ev;
+	struct rdma_cm_id *rid;
+
+	(void)state;
+	fk_reset();
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
+	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:1", &a), 0);
+	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:2", &b), 0);
+	assert_int_equal(hca_listen(w, "dst", "[::]:3", &c), 0);
+	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:4@198.18.0.2", &a), -EINVAL);
+	assert_int_equal(fk.ids_live, 3);
+	assert_int_equal(hca_listener_poll(a, &ep, &req), 0);
+	/* a request goes to its own listener only */
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:2@198.18.0.2", &src), 0);
+	push_request(b, src);
+	assert_int_equal(hca_listener_poll(a, &ep, &req), 0);
+	assert_int_equal(hca_listener_poll(c, &ep, &req), 0);
+	assert_int_equal(hca_listener_poll(b, &ep, &req), 1);
+	/* refused: rdma_reject; a second refusal that rdma_cm refuses returns its errno */
+	assert_int_equal(hca_reject(ep), 0);
+	assert_int_equal(fk.rejects, 1);
+	fk.reject_rc = EINVAL;
+	assert_int_equal(hca_reject(ep), -EINVAL);
+	fk.reject_rc = 0;
+	hca_ep_destroy(ep);
+	/* a request whose id has no device yet: "none", and no QP can be made on it */
+	rid = push_request(a, NULL);
+	rid->verbs = NULL;
+	assert_int_equal(hca_listener_poll(a, &ep, &req), 1);
+	assert_string_equal(hca_verbs_ops.device(ep), "none");
+	assert_int_equal(hca_ep_setup(ep, &flow_caps), -EINVAL);
+	hca_ep_destroy(ep);
+	/* backend arguments */
+	assert_int_equal(hca_verbs_ops.listener_poll(a, NULL, &req), -EINVAL);
+	assert_int_equal(hca_verbs_ops.listener_poll(a, src, NULL), -EINVAL);
+	/* the CM channel broke for good: both of the backend's pollers report it (the front
+	 * end's hca_ep_poll_event does not pass it on: drain_cm stops at rc <= 0) */
+	fk.cm_errno = EACCES;
+	assert_int_equal(hca_listener_poll(a, &ep, &req), -EACCES);
+	assert_int_equal(hca_verbs_ops.poll_event(src, &ev), -EACCES);
+	fk.cm_errno = 0;
+	hca_ep_destroy(src);
+	/* close the middle one, then the first, then the last; the backend's close is
+	 * idempotent */
+	hca_listener_close(b);
+	hca_verbs_ops.listener_close(c);
+	assert_null(hca_listener_priv(c));
+	assert_int_equal(hca_listener_poll(c, &ep, &req), -EINVAL);
+	hca_listener_close(c);
+	hca_listener_close(a);
+	assert_int_equal(fk.ids_live, 0);
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
+}
+
+/* The backend refuses (-EINVAL, "none", NULL) what makes no sense: missing arguments, an
+ * endpoint without a QP yet, and one whose backend state was torn down. */
+static void test_endpoint_states_refused(void **state)
+{
+	struct hca_send_wr wr = { .opcode = HCA_WR_SEND, .signaled = true };
+	const struct hca_backend_ops *o = &hca_verbs_ops;
+	hca_world *w;
+	hca_ep *src, *bare;
+	hca_mr *mr;
+	struct hca_wc wc;
+	struct hca_cm_event ev;
+	uint8_t buf[64];
+
+	(void)state;
+	fk_reset();
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &src), 0);
+	assert_int_equal(hca_ep_setup(src, &flow_caps), 0);
+	/* missing or bad arguments on a ready endpoint */
+	assert_int_equal(o->ep_setup(src, NULL), -EINVAL);
+	assert_int_equal(o->connect(src, NULL), -EINVAL);
+	assert_int_equal(o->accept(src, NULL), -EINVAL);
+	assert_int_equal(o->poll_event(src, NULL), -EINVAL);
+	assert_int_equal(o->post_send(src, NULL), -EINVAL);
+	wr.signaled = false;
+	assert_int_equal(o->post_send(src, &wr), -EINVAL);
+	wr.signaled = true;
+	wr.opcode = (enum hca_send_opcode)7;
+	assert_int_equal(o->post_send(src, &wr), -EINVAL);
+	wr.opcode = HCA_WR_SEND;
+	assert_int_equal(o->poll_cq(src, (enum hca_cq_kind)2, &wc), -EINVAL);
+	assert_int_equal(o->poll_cq(src, HCA_CQ_SEND, NULL), -EINVAL);
+	assert_int_equal(fk.sends_posted, 0);
+	/* parameters rdma_cm would refuse: retry counts over 7 */
+	assert_int_equal(hca_connect(src, &(struct hca_conn_params){ .retry_count = 8 },
+				     FLOW_WAIT_NS, NULL), -EINVAL);
+	assert_int_equal(hca_accept(src, &(struct hca_conn_params){ .rnr_retry_count = 8 }),
+			 -EINVAL);
+	/* not connected yet: no peer; an MR at address 0 is refused */
+	assert_null(o->peer(src));
+	assert_int_equal(hca_reg_mr(src, 0, 4096, HCA_ACCESS_LOCAL_WRITE, &mr), -EINVAL);
+	/* provider failures reach the caller */
+	fk.post_send_rc = ENOMEM;
+	assert_int_equal(o->post_send(src, &wr), -ENOMEM);
+	fk.modify_rc = EINVAL;
+	assert_int_equal(o->qp_to_error(src), -EINVAL);
+	assert_false(((struct verbs_ep *)hca_ep_priv(src))->qp_err);
+	fk.modify_rc = 0;
+	fk.fail_at = fk.calls + 1;
+	fk.fail_errno = 0;	/* ibv_reg_mr failed and said nothing */
+	assert_int_equal(hca_reg_mr(src, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -ENOMEM);
+	/* an endpoint with an address but no QP */
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &bare), 0);
+	assert_int_equal(o->connect(bare, &flow_cp), -EINVAL);
+	assert_int_equal(o->accept(bare, &flow_ap), -EINVAL);
+	assert_int_equal(o->post_recv(bare, 1, (uint64_t)(uintptr_t)buf, 64, 1), -EINVAL);
+	assert_int_equal(o->post_send(bare, &wr), -EINVAL);
+	assert_int_equal(o->poll_cq(bare, HCA_CQ_RECV, &wc), -EINVAL);
+	assert_int_equal(o->qp_to_error(bare), -EINVAL);
+	assert_int_equal(hca_reg_mr(bare, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -EINVAL);
+	assert_int_equal(hca_disconnect(bare), 0);	/* nothing to put in ERR */
+	assert_false(((struct verbs_ep *)hca_ep_priv(bare))->qp_err);
+	fk.fail_at = fk.calls + 1;
+	fk.fail_errno = ENOTCONN;
+	assert_int_equal(hca_disconnect(bare), -ENOTCONN);
+	/* torn down behind the front end's back: every operation refuses */
+	o->ep_destroy(bare);
+	assert_null(hca_ep_priv(bare));
+	assert_int_equal(o->ep_setup(bare, &flow_caps), -EINVAL);
+	assert_int_equal(o->connect(bare, &flow_cp), -EINVAL);
+	assert_int_equal(o->accept(bare, &flow_ap), -EINVAL);
+	assert_int_equal(o->reject(bare), -EINVAL);
+	assert_int_equal(o->poll_event(bare, &ev), -EINVAL);
+	assert_int_equal(o->disconnect(bare), -EINVAL);
+	assert_null(o->peer(bare));
+	assert_string_equal(o->device(bare), "none");
+	assert_int_equal(o->post_recv(bare, 1, (uint64_t)(uintptr_t)buf, 64, 1), -EINVAL);
+	assert_int_equal(o->post_send(bare, &wr), -EINVAL);
+	assert_int_equal(o->poll_cq(bare, HCA_CQ_SEND, &wc), -EINVAL);
+	assert_int_equal(o->qp_to_error(bare), -EINVAL);
+	assert_int_equal(hca_reg_mr(bare, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -EINVAL);
+	hca_ep_destroy(bare);	/* the backend has nothing left to do */
+	hca_ep_destroy(src);
+	assert_int_equal(hca_world_live_objects(w), 0);
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
+}
+
+/* A failed ibv_dereg_mr leaves the MR registered (and counted) until a retry succeeds;
+ * the backend's dereg of an MR it no longer holds is refused. */
+static void test_dereg_failures(void **state)
+{
+	hca_world *w;
+	hca_ep *src;
+	hca_mr *mr;
+	uint8_t buf[256];
+
+	(void)state;
+	fk_reset();
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &src), 0);
+	assert_int_equal(hca_ep_setup(src, &flow_caps), 0);
+	assert_int_equal(hca_reg_mr(src, (uint64_t)(uintptr_t)buf, sizeof(buf),
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &mr), 0);
+	assert_int_not_equal(hca_mr_rkey(mr), 0);
+	fk.fail_at = fk.calls + 1;
+	fk.fail_errno = EBUSY;	/* e.g. a memory window still bound */
+	assert_int_equal(hca_dereg_mr(mr), -EBUSY);
+	assert_int_equal(fk.mrs, 1);
+	assert_int_equal(hca_world_live_objects(w), 2);
+	assert_int_equal(hca_dereg_mr(mr), 0);
+	assert_int_equal(fk.mrs, 0);
+	/* deregistered behind the front end's back: the backend refuses a second time; the
+	 * world's teardown then releases the front end's record of it */
+	assert_int_equal(hca_reg_mr(src, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), 0);
+	assert_int_equal(hca_verbs_ops.dereg_mr(mr), 0);
+	assert_int_equal(hca_verbs_ops.dereg_mr(mr), -EINVAL);
+	assert_int_equal(hca_dereg_mr(mr), -EINVAL);
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
+}
+
+/* The backend's own teardown releases endpoints and listeners the front end left. */
+static void test_world_fini_with_leftovers(void **state)
+{
+	struct flow *f = calloc(1, sizeof(*f));
+	hca_listener *l2;
+	hca_ep *third;
+
+	(void)state;
+	assert_non_null(f);
+	fk_reset();
+	assert_int_equal(flow_run(f), 0);
+	assert_int_equal(hca_listen(f->w, "dst", "198.18.0.1:29201", &l2), 0);
+	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29201", &third), 0);
+	assert_int_not_equal(fake_live(), 0);
+	hca_verbs_ops.world_fini(f->w);
+	assert_int_equal(fake_live(), 0);
+	assert_null(hca_ep_priv(f->src));
+	assert_null(hca_ep_priv(third));
+	/* once finished, the backend does nothing more for this world */
+	hca_verbs_ops.world_fini(f->w);
+	assert_int_equal(hca_verbs_ops.block(f->w, VCLOCK_NS_PER_MS), -EINVAL);
+	assert_int_equal(hca_listen(f->w, "dst", "198.18.0.1:29202", &l2), -EINVAL);
+	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29202", &third), -EINVAL);
+	/* the front end's listeners still point at the released ones: forget them, then let
+	 * the front end free its own objects */
+	hca_listener_set_priv(f->l, NULL);
+	hca_listener_set_priv(l2, NULL);
+	hca_world_free(f->w);
+	free(f);
+}
+
+/* verbs_peer: endpoints not connected, without backend state, or matching one address
+ * only are not the peer. */
+static void test_peer_matching(void **state)
+{
+	struct flow *f = calloc(1, sizeof(*f));
+	hca_ep *x, *y;
+	struct verbs_ep *xe;
+
+	(void)state;
+	assert_non_null(f);
+	fk_reset();
+	assert_int_equal(flow_run(f), 0);
+	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29202", &x), 0);
+	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29203", &y), 0);
+	assert_null(hca_verbs_ops.peer(x));		/* not connected */
+	assert_ptr_equal(hca_verbs_ops.peer(f->src), f->dst);	/* x, y skipped */
+	/* x claims src's address as its peer, but its own address is not src's peer */
+	xe = hca_ep_priv(x);
+	xe->conn_started = true;
+	xe->id->route.addr.dst_storage = ep_id(f->src)->route.addr.src_storage;
+	assert_null(hca_verbs_ops.peer(x));	/* nobody's peer is x's address */
+	hca_verbs_ops.ep_destroy(f->dst);	/* dst without backend state: skipped */
+	assert_null(hca_verbs_ops.peer(f->src));
+	hca_ep_destroy(x);
+	hca_ep_destroy(y);
+	flow_close(f);
+	free(f);
+}
+
+/* ---- waiting: deadlines, signals, failing polls ------------------------------------------ */
+
+static void fk_alarm(int sig)
+{
+	uint64_t one = 1;
+
+	(void)sig;
+	fk_signalled = 1;
+	if (fk_signal_fd >= 0 && write(fk_signal_fd, &one, sizeof(one)) < 0)
+		fk_signalled = 2;
+}
+
+/* SIGALRM every period_us (0: off), with fk_alarm as its handler (no SA_RESTART). */
+static void fk_timer(long period_us)
+{
+	struct itimerval it = { .it_interval = { 0, period_us }, .it_value = { 0, period_us } };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fk_alarm;
+	sigemptyset(&sa.sa_mask);
+	if (period_us)
+		assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+}
+
+/* RLIMIT_NOFILE's soft limit (poll refuses more fds than that with EINVAL). */
+static rlim_t fk_nofile(rlim_t soft)
+{
+	struct rlimit r;
+	rlim_t old;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &r), 0);
+	old = r.rlim_cur;
+	r.rlim_cur = soft;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &r), 0);
+	return old;
+}
+
+/* Resolution waits on the CM channel: a signal does not end the wait; a failing poll does;
+ * a channel that is always "ready" but never delivers ends after VERBS_WAIT_ITER_MAX. */
+static void test_resolve_wait_paths(void **state)
+{
+	hca_world *w;
+	hca_ep *ep;
+	struct verbs_world *vw;
+	rlim_t old;
+	int fd;
+
+	(void)state;
+	fk_reset();
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
+	vw = hca_world_priv(w);
+	/* the resolution's event comes with a signal that interrupts the poll */
+	fk.resolve_silent = true;
+	fk_signal_fd = vw->cm_ch->fd;
+	fk_timer(2000);
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), 0);
+	fk_timer(0);
+	fk_signal_fd = -1;
+	assert_int_equal(fk_signalled, 1);
+	hca_ep_destroy(ep);
+	/* poll itself fails */
+	fk_signalled = 0;
+	old = fk_nofile(0);
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), -EINVAL);
+	fk_nofile(old);
+	/* a channel fd poll reports as invalid at once, forever */
+	fd = vw->cm_ch->fd;
+	vw->cm_ch->fd = 1 << 20;
+	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), -ETIMEDOUT);
+	vw->cm_ch->fd = fd;
+	assert_int_equal(fk.ids_live, 0);
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
+}
+
+/* block: busy polling gives up at its deadline; ppoll interrupted by a signal is "nothing
+ * yet"; a failing ppoll is an error; an event already there is found without sleeping. */
+static void test_block_paths(void **state)
+{
+	const struct hca_verbs_opts busy = { .ack_timeout = -1, .poll_busy = true };
+	hca_world *w;
+	hca_listener *l;
+	rlim_t old;
+
+	(void)state;
+	fk_reset();
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &busy, NULL, &w), 0);
+	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:29200", &l), 0);
+	assert_int_equal(hca_verbs_ops.block(w, 2 * VCLOCK_NS_PER_MS), 0);
+	push_request(l, NULL);
+	assert_int_equal(hca_verbs_ops.block(w, 2 * VCLOCK_NS_PER_MS), 1);
+	hca_listener_close(l);
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
+
+	fk_reset();
+	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
+	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:29200", &l), 0);
+	assert_int_equal(hca_verbs_ops.block(w, VCLOCK_NS_PER_MS), 0);	/* ppoll's timeout */
+	fk_timer(2000);
+	assert_int_equal(hca_verbs_ops.block(w, 30ull * VCLOCK_NS_PER_S), 0);
+	fk_timer(0);
+	assert_int_equal(fk_signalled, 1);
+	old = fk_nofile(0);
+	assert_int_equal(hca_verbs_ops.block(w, 30ull * VCLOCK_NS_PER_S), -EINVAL);
+	fk_nofile(old);
+	hca_listener_close(l);
+	hca_world_free(w);
+	assert_int_equal(fake_live(), 0);
 }
 
 int main(void)
@@ -766,6 +1871,29 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_poll_keeps_order_through_stash, fixture_setup,
 						fixture_teardown),
 		cmocka_unit_test(test_world_init_checks),
+		cmocka_unit_test(test_addr_parse_limits),
+		cmocka_unit_test(test_sockaddr_eq_ipv6_and_others),
+		cmocka_unit_test(test_cm_translate_response_and_long_pdata),
+		cmocka_unit_test_setup_teardown(test_pump_edges, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_caps_each_limit, fixture_setup,
+						fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_failures_without_errno, fixture_setup,
+						fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_ack_timeout_option, fixture_setup,
+						fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_post_errors, fixture_setup,
+						fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_cq_limits, fixture_setup, fixture_teardown),
+		cmocka_unit_test(test_flow_connects_through_the_seam),
+		cmocka_unit_test(test_flow_fails_at_each_call),
+		cmocka_unit_test(test_resolve_failures),
+		cmocka_unit_test(test_listeners),
+		cmocka_unit_test(test_endpoint_states_refused),
+		cmocka_unit_test(test_dereg_failures),
+		cmocka_unit_test(test_world_fini_with_leftovers),
+		cmocka_unit_test(test_peer_matching),
+		cmocka_unit_test(test_resolve_wait_paths),
+		cmocka_unit_test(test_block_paths),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -176,7 +176,7 @@ static void send_error(proto_src *s)
 	if (ctl_post_send(&s->ctl, WIRE_ERROR, 1, NULL, 0, &tmp) != 0)
 		return;
 	struct hca_wc wc;
-	for (int i = 0; i < 64; i++) {
+	for (uint32_t i = 0; i <= WIRE_SIGNALED_SEND_MAX + 1; i++) {   /* every write in flight, then ours */
 		int rc = hca_wait(s->ep, HCA_CQ_SEND, s->o.wait_timeout_ns / 10, &wc);
 		if (rc <= 0 || wc.wr_id == WIRE_WRID_SEND_CONTROL)
 			return;
