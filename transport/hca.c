@@ -787,23 +787,27 @@ static int drain_recv_cq(hca_ep *ep)
 	return -EIO;
 }
 
-static void drain_cm(hca_ep *ep)
+/* 0, or the backend's error reading CM events (e.g. the channel gone: -EACCES), which the
+ * waits report instead of running into their timeout. */
+static int drain_cm(hca_ep *ep)
 {
 	for (int i = 0; i < HCA_CM_DRAIN_MAX; i++) {
 		struct hca_cm_event ev;
+		int rc;
 
 		if (ring_reserve(&ep->cm, 1) != 0)
-			return;               /* stays queued in the backend */
-		if (ep->w->ops->poll_event(ep, &ev) <= 0)
-			return;
+			return 0;             /* stays queued in the backend */
+		if ((rc = ep->w->ops->poll_event(ep, &ev)) <= 0)
+			return rc;
 		HLOG(ep->w, ep->side, "cm_event", "type=%s status=%d", hca_cm_event_name(ev.type),
 		     ev.status);
 		for (int copies = cm_fault(ep, &ev); copies > 0; copies--) {
 			if (ring_reserve(&ep->cm, 1) != 0)
-				return;
+				return 0;
 			ring_push(&ep->cm, &ev);
 		}
 	}
+	return 0;
 }
 
 /* Pull everything the backend has: CM events and send CQs first, then recv CQs (see the
@@ -815,7 +819,9 @@ static int world_drain(hca_world *w)
 	for (hca_ep *ep = w->eps; ep; ep = ep->next)
 		kill_due(ep);
 	for (hca_ep *ep = w->eps; ep; ep = ep->next) {
-		drain_cm(ep);
+		int cm_rc = drain_cm(ep);
+
+		err = err ? err : cm_rc;
 		if (ep->setup) {
 			int rc = drain_send_cq(ep);
 
@@ -1459,9 +1465,9 @@ int hca_ep_poll_event(hca_ep *ep, struct hca_cm_event *ev)
 {
 	if (!ep || !ev)
 		return -EINVAL;
-	world_drain(ep->w);
+	int rc = world_drain(ep->w);
 	if (ep->cm.len == 0)
-		return 0;
+		return rc < 0 ? rc : 0;   /* queued events first; then a broken CM channel */
 	ring_pop(&ep->cm, ev);
 	return 1;
 }
@@ -1841,6 +1847,7 @@ int hca_qp_to_error(hca_ep *ep)
 
 void hca_world_set_memlock(hca_world *w, const char *side, uint64_t bytes)
 {
+	assert(w && side && (!strcmp(side, "src") || !strcmp(side, "dst")));
 	if (!strcmp(side, "dst"))
 		w->memlock_dst = bytes;
 	else
@@ -1850,5 +1857,6 @@ void hca_world_set_memlock(hca_world *w, const char *side, uint64_t bytes)
 
 uint64_t hca_world_memlock(const hca_world *w, const char *side)
 {
+	assert(w && side && (!strcmp(side, "src") || !strcmp(side, "dst")));
 	return !strcmp(side, "dst") ? w->memlock_dst : w->memlock_src;
 }

@@ -1529,11 +1529,12 @@ static void test_listeners(void **state)
 	/* backend arguments */
 	assert_int_equal(hca_verbs_ops.listener_poll(a, NULL, &req), -EINVAL);
 	assert_int_equal(hca_verbs_ops.listener_poll(a, src, NULL), -EINVAL);
-	/* the CM channel broke for good: both of the backend's pollers report it (the front
-	 * end's hca_ep_poll_event does not pass it on: drain_cm stops at rc <= 0) */
+	/* the CM channel broke for good: the backend's pollers and the front end's report it (an
+	 * endpoint's wait then fails with the error instead of running into its timeout) */
 	fk.cm_errno = EACCES;
 	assert_int_equal(hca_listener_poll(a, &ep, &req), -EACCES);
 	assert_int_equal(hca_verbs_ops.poll_event(src, &ev), -EACCES);
+	assert_int_equal(hca_ep_poll_event(src, &ev), -EACCES);
 	fk.cm_errno = 0;
 	hca_ep_destroy(src);
 	/* close the middle one, then the first, then the last; the backend's close is
