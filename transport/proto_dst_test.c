@@ -21,33 +21,12 @@
 #include "transport/proto.h"
 #include "transport/proto_internal.h"
 #include "transport/stream.h"
+#include "transport/test_alloc.h"
 
 #define MIB (1ull << 20)
 #define PAGE 4096ull
 #define ADDR "model:dst-test"
 
-/* ---- allocation failures: the N-th calloc from now returns NULL ----------------------------- */
-
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-static long calloc_countdown, callocs_failed;
-static size_t realloc_fail_from_bytes;     /* >0: every realloc to at least this fails */
-
-void *calloc(size_t n, size_t size)
-{
-	if (calloc_countdown > 0 && --calloc_countdown == 0) {
-		callocs_failed++;
-		return NULL;
-	}
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	if (realloc_fail_from_bytes && size >= realloc_fail_from_bytes)
-		return NULL;
-	return __libc_realloc(p, size);
-}
 
 /* ---- the rig: world, fault plan, destination memory and destination --------------------------
  * The destination's guest: pc.ram 8 MiB and vga.vram 4 MiB. It lays out its ram_addr space
@@ -337,11 +316,11 @@ static void test_new_survives_each_failed_allocation(void **state)
 	long n;
 	for (n = 1; n < 64; n++) {
 		proto_dst *d = NULL;
-		calloc_countdown = n;
-		callocs_failed = 0;
+		test_alloc.calloc_in = n;
+		test_alloc.failed = 0;
 		int rc = proto_dst_new(r.w, r.m, &o, &d);
-		calloc_countdown = 0;
-		if (!callocs_failed) {
+		test_alloc.calloc_in = 0;
+		if (!test_alloc.failed) {
 			assert_int_equal(rc, 0);
 			assert_int_equal(proto_dst_state(d), PROTO_DST_RUNNING);
 			assert_int_equal(proto_dst_progress(d), 0);       /* not listening: nothing to do */
@@ -894,10 +873,10 @@ static void test_stream_buffer_cannot_grow(void **state)
 	static uint8_t dev[WIRE_QEMU_FILE_MAX];
 	b.len = 0;
 	stream_put_bytes(&b, dev, sizeof dev);
-	realloc_fail_from_bytes = 48 * 1024;
+	test_alloc.realloc_from_bytes = 48 * 1024;
 	assert_int_equal(rs_file(&r, &b), 0);
 	quiet(&r);
-	realloc_fail_from_bytes = 0;
+	test_alloc.realloc_from_bytes = 0;
 	stream_buf_free(&b);
 	settle(&r);
 	assert_dst(&r, PROTO_DST_FAILED, CAUSE_RESOURCE_EXHAUSTED, "stream buffer: Cannot allocate memory");

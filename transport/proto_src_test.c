@@ -21,51 +21,29 @@
 #include "transport/proto.h"
 #include "transport/proto_internal.h"
 #include "transport/stream.h"
+#include "transport/test_alloc.h"
 
 #define MIB (1ull << 20)
 #define PAGE 4096ull
 #define ADDR "model:src-test"
 
-/* ---- allocation failures: the N-th calloc / realloc from now returns NULL ------------------ */
-
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-static long calloc_countdown, realloc_countdown;
-static long allocs_failed;
-
-void *calloc(size_t n, size_t size)
-{
-	if (calloc_countdown > 0 && --calloc_countdown == 0) {
-		allocs_failed++;
-		return NULL;
-	}
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	if (realloc_countdown > 0 && --realloc_countdown == 0) {
-		allocs_failed++;
-		return NULL;
-	}
-	return __libc_realloc(p, size);
-}
+/* ---- allocation failures: the N-th calloc / realloc from now returns NULL (test_alloc.h) ---- */
 
 static void fail_nth_calloc(long n)
 {
-	calloc_countdown = n;
-	allocs_failed = 0;
+	test_alloc.calloc_in = n;
+	test_alloc.failed = 0;
 }
 
 static void fail_nth_realloc(long n)
 {
-	realloc_countdown = n;
-	allocs_failed = 0;
+	test_alloc.realloc_in = n;
+	test_alloc.failed = 0;
 }
 
 static void alloc_failures_off(void)
 {
-	calloc_countdown = realloc_countdown = 0;
+	test_alloc.calloc_in = test_alloc.realloc_in = 0;
 }
 
 /* ---- a rig: world, guest memories, destination, source ------------------------------------- */
@@ -299,7 +277,7 @@ static void test_new_survives_each_failed_allocation(void **state)
 		proto_src *s = NULL;
 		fail_nth_calloc(n);
 		int rc = proto_src_new(r.w, m, &o, &s);
-		long failed = allocs_failed;
+		long failed = test_alloc.failed;
 		alloc_failures_off();
 		if (!failed) {
 			assert_int_equal(rc, 0);
@@ -383,7 +361,7 @@ static void test_stream_buffer_limits(void **state)
 	rig_open(&r, &c);
 	fail_nth_realloc(1);
 	int rc = proto_src_reg_start(r.s);
-	assert_int_equal(allocs_failed, 1);
+	assert_int_equal(test_alloc.failed, 1);
 	alloc_failures_off();
 	assert_cause(r.s, rc, CAUSE_RESOURCE_EXHAUSTED, "Cannot allocate memory");
 	rig_close(&r, PROTO_DST_RUNNING);
@@ -1530,7 +1508,7 @@ static void test_connect_survives_each_failed_allocation(void **state)
 		rig_open(&r, &c);
 		fail_nth_calloc(n);
 		int rc = proto_src_connect(r.s, ADDR);
-		long failed = allocs_failed;
+		long failed = test_alloc.failed;
 		alloc_failures_off();
 		if (!failed) {
 			assert_int_equal(rc, 0);

@@ -17,6 +17,7 @@
 
 #include "transport/qemu_stream.h"
 #include "transport/stream.h"
+#include "transport/test_alloc.h"
 
 #define CAPTURE "transport/testdata/none-2m-file.qemu-stream"
 #define RAM_BYTES (2u << 20)
@@ -543,46 +544,27 @@ static void writer_errors_are_named(void **state)
 	qemu_stream_writer_free(NULL);
 }
 
-/* ---- allocation failures ------------------------------------------------------------------
- * The library's calloc/realloc come here (a definition in the executable interposes the C
- * library's); fail_alloc_in = N makes the N-th allocation from now return NULL, once. */
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-static int fail_alloc_in;
-
-static int alloc_fails(void)
-{
-	return fail_alloc_in > 0 && --fail_alloc_in == 0;
-}
-
-void *calloc(size_t n, size_t size)
-{
-	return alloc_fails() ? NULL : __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	return alloc_fails() ? NULL : __libc_realloc(p, size);
-}
+/* ---- allocation failures (transport/test_alloc.h: test_alloc.any_in = N fails the N-th
+ * calloc or realloc from now, once) ------------------------------------------------------- */
 
 static void out_of_memory_is_reported_and_nothing_is_lost(void **state)
 {
 	(void)state;
 	qemu_stream *r = (qemu_stream *)&r;       /* must stay untouched */
-	fail_alloc_in = 1;
+	test_alloc.any_in = 1;
 	assert_int_equal(qemu_stream_new(NULL, &r), -ENOMEM);
 	assert_ptr_equal(r, (qemu_stream *)&r);
 	qemu_stream_writer *w = (qemu_stream_writer *)&w;
-	fail_alloc_in = 1;
+	test_alloc.any_in = 1;
 	assert_int_equal(qemu_stream_writer_new(NULL, &w), -ENOMEM);
 	assert_ptr_equal(w, (qemu_stream_writer *)&w);
-	assert_int_equal(fail_alloc_in, 0);
+	assert_int_equal(test_alloc.any_in, 0);
 
 	/* the reader's buffer cannot grow: -ENOMEM, and the same bytes fed again read whole */
 	size_t len;
 	uint8_t *b = slurp(CAPTURE, &len);
 	assert_int_equal(qemu_stream_new(NULL, &r), 0);
-	fail_alloc_in = 1;
+	test_alloc.any_in = 1;
 	assert_int_equal(qemu_stream_feed(r, b, len), -ENOMEM);
 	assert_int_equal(qemu_stream_next(r), QEMU_STREAM_EV_NEED_MORE);
 	assert_int_equal(qemu_stream_offset(r), 0);
@@ -597,7 +579,7 @@ static void out_of_memory_is_reported_and_nothing_is_lost(void **state)
 	struct stream_buf out = { 0 };
 	struct cause_ctx cx = { 0 };
 	assert_int_equal(qemu_stream_writer_new(NULL, &w), 0);
-	fail_alloc_in = 1;
+	test_alloc.any_in = 1;
 	assert_int_equal(qemu_stream_write(w, "QEVM", 4, &out, &cx), -CAUSE_RESOURCE_EXHAUSTED);
 	assert_int_equal(cx.cause, CAUSE_RESOURCE_EXHAUSTED);
 	assert_string_equal(cx.detail, "migbed stream buffer: Cannot allocate memory");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "transport/stream.h"
+#include "transport/test_alloc.h"
 
 static void put_header(struct stream_buf *b)
 {
@@ -178,33 +179,14 @@ static void test_digest_sensitive(void **state)
 	assert_int_equal(stream_digest(STREAM_DIGEST_INIT, t1, 0), STREAM_DIGEST_INIT);
 }
 
-/* ---- allocation failures ------------------------------------------------------------------
- * The library's calloc/realloc come here (a definition in the executable interposes the C
- * library's); fail_alloc_in = N makes the N-th allocation from now return NULL, once. */
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-static int fail_alloc_in;
-
-static int alloc_fails(void)
-{
-	return fail_alloc_in > 0 && --fail_alloc_in == 0;
-}
-
-void *calloc(size_t n, size_t size)
-{
-	return alloc_fails() ? NULL : __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t size)
-{
-	return alloc_fails() ? NULL : __libc_realloc(p, size);
-}
+/* ---- allocation failures (transport/test_alloc.h: test_alloc.any_in = N fails the N-th
+ * calloc or realloc from now, once) ------------------------------------------------------- */
 
 static void test_out_of_memory(void **state)
 {
 	(void)state;
 	stream_parser *p = (stream_parser *)&p;
-	fail_alloc_in = 1;
+	test_alloc.any_in = 1;
 	assert_int_equal(stream_parser_new(&p), -ENOMEM);
 	assert_ptr_equal(p, (stream_parser *)&p);     /* untouched */
 	stream_parser_free(NULL);
@@ -215,9 +197,9 @@ static void test_out_of_memory(void **state)
 	uint8_t *data = b.data;
 	size_t cap = b.cap;
 	uint8_t more[8192] = { 0 };
-	fail_alloc_in = 1;
+	test_alloc.any_in = 1;
 	assert_int_equal(stream_put_bytes(&b, more, sizeof more), -ENOMEM);
-	assert_int_equal(fail_alloc_in, 0);
+	assert_int_equal(test_alloc.any_in, 0);
 	assert_ptr_equal(b.data, data);
 	assert_int_equal(b.cap, cap);
 	assert_int_equal(b.len, 4);

@@ -1,0 +1,51 @@
+/* test_alloc - for unit tests only: include it from exactly one *_test.c of a test binary.
+ *
+ * It interposes calloc and realloc (a definition in the executable wins over the C library's;
+ * glibc's own allocator, __libc_calloc/__libc_realloc, does the work, so this is for glibc and
+ * not for ASan or valgrind builds), so that a test can fail one allocation of the code under
+ * test and check that it ends in a named cause with nothing half-done or leaked:
+ *   test_alloc.any_in = N           the N-th calloc or realloc from now returns NULL, once
+ *   test_alloc.calloc_in = N        the N-th calloc from now, once
+ *   test_alloc.realloc_in = N       the N-th realloc from now, once
+ *   test_alloc.realloc_from_bytes   > 0: every realloc to at least that many bytes fails
+ *   test_alloc.failed               allocations failed so far (read it; reset it at will) */
+#ifndef MIGBED_TRANSPORT_TEST_ALLOC_H
+#define MIGBED_TRANSPORT_TEST_ALLOC_H
+#include <stddef.h>
+
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+
+static struct {
+	long any_in, calloc_in, realloc_in, failed;
+	size_t realloc_from_bytes;
+} test_alloc;
+
+static int test_alloc_due(long *countdown)
+{
+	return *countdown > 0 && --*countdown == 0;
+}
+
+void *calloc(size_t n, size_t size);
+void *calloc(size_t n, size_t size)
+{
+	int any = test_alloc_due(&test_alloc.any_in), own = test_alloc_due(&test_alloc.calloc_in);
+	if (any || own) {
+		test_alloc.failed++;
+		return NULL;
+	}
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t size);
+void *realloc(void *p, size_t size)
+{
+	int any = test_alloc_due(&test_alloc.any_in), own = test_alloc_due(&test_alloc.realloc_in);
+	if (any || own || (test_alloc.realloc_from_bytes && size >= test_alloc.realloc_from_bytes)) {
+		test_alloc.failed++;
+		return NULL;
+	}
+	return __libc_realloc(p, size);
+}
+
+#endif
