@@ -9,8 +9,14 @@
 #   qemu_status NAME                    print the run state (query-status)
 #   qemu_exit_status NAME SECONDS       wait for QEMU to exit by itself; print its status
 #   qemu_stop NAME                      quit (bounded), then kill; the log stays in DIR/NAME.log
+#   qemu_incoming_wait NAME SECONDS     like qemu_migrate_wait for a destination QEMU, which
+#                                       exits when loading fails: prints completed,
+#                                       "failed[: desc]", "exited N" or "timeout: ..."
 #   qemu_route_src_via_rxe1             make an unbound RDMA connect to 198.18.0.1 leave on
 #                                       rxe1 (198.18.0.2) so it crosses the veth wire
+#   qemu_unroute_src_via_rxe1           remove that rule again, if this shell added it
+#   qemu_probe PATH                     start PATH -M none once (QMP on stdio, nothing written)
+#                                       and print what it is: KEY=VALUE lines (see below)
 # No QEMU is left running: qemu_stop_all (trap it on EXIT) ends every QEMU started here.
 # Nothing is written outside DIR.
 
@@ -147,6 +153,99 @@ qemu_stop_all() {
 # internal loopback. This rule sends locally originated traffic for .1 through table 101
 # (veth1, src .2), so the connection uses rxe1 and crosses the veth wire.
 qemu_route_src_via_rxe1() {
-	ip rule show | grep -q 'lookup 101' || { _qemu_err "no table 101: not in migbed's rxe VM?"; return 1; }
-	ip rule show | grep -q '^5:' || ip rule add pref 5 iif lo to 198.18.0.1 lookup 101
+	local rules
+	rules=$(ip rule show) || return 1   # not piped into grep -q: with pipefail, ip may get SIGPIPE
+	grep -q 'lookup 101' <<<"$rules" || { _qemu_err "no table 101: not in migbed's rxe VM?"; return 1; }
+	grep -q '^5:' <<<"$rules" && return 0
+	ip rule add pref 5 iif lo to 198.18.0.1 lookup 101 || return 1
+	_QEMU_ROUTE_ADDED=1
+}
+
+# Undo qemu_route_src_via_rxe1 on a host (topologies/setup): only the rule this shell added.
+qemu_unroute_src_via_rxe1() {
+	[ "${_QEMU_ROUTE_ADDED:-0}" = 1 ] || return 0
+	ip rule del pref 5 iif lo to 198.18.0.1 lookup 101 && _QEMU_ROUTE_ADDED=0
+}
+
+# Wait for a destination QEMU's incoming migration. A failed load ends the process (exit 1),
+# so its end is a result too: "exited N" (its exit status). Returns 0 only for completed.
+qemu_incoming_wait() {
+	local name=$1 secs=$2 f=${_QEMU_FIFOS[$1]:-}/exit r st='' i
+	[ -n "${_QEMU_PID[$name]:-}" ] || { _qemu_err "$name: not started"; return 1; }
+	for ((i = 0; i < secs * 5; i++)); do
+		if [ -e "$f" ]; then echo "exited $(<"$f")"; return 1; fi
+		if ! r=$(qmp "$name" '{"execute":"query-migrate"}' 2>/dev/null); then
+			st=$(qemu_exit_status "$name" 10)
+			if [ "$st" = running ]; then echo "timeout: QMP does not answer"; else echo "exited $st"; fi
+			return 1
+		fi
+		st=${r#*\"status\": \"}; st=${st%%\"*}
+		case $r in *'"status"'*) ;; *) st=none ;; esac
+		case $st in
+		completed) echo completed; return 0 ;;
+		failed | cancelled)
+			local e=''
+			case $r in *'"error-desc"'*) e=${r#*\"error-desc\": \"}; e=${e%%\"*} ;; esac
+			echo "$st${e:+: $e}"; return 1 ;;
+		esac
+		sleep 0.2
+	done
+	echo "timeout: last status $st"
+	return 1
+}
+
+# qemu_probe PATH: what a QEMU binary is, from one short run of
+#   PATH -M none -nodefaults -display none -S -incoming defer -qmp stdio
+# fed qmp_capabilities, query-version, query-migrate-parameters, a migrate-set-parameters of
+# x-rdma-chunk-size (1 MiB, the default), a migrate-incoming to rdma:256.0.0.0:1 (an address
+# that cannot resolve: nothing listens) and quit. Prints KEY=VALUE lines:
+#   qmp=yes|no               it started with -M none and answered QMP
+#   first_line=TEXT          (qmp=no) the first thing it printed, if anything
+#   status=N                 (qmp=no) its exit status (124: still running after 20 s)
+#   version=MAJOR.MINOR.MICRO   package=TEXT
+#   rdma=yes|no  rdma_said=TEXT   the migrate-incoming reply: "RDMA ..." = compiled in;
+#                            "unknown migration protocol" (or anything else) = not
+#   chunk_param=yes|no       query-migrate-parameters lists x-rdma-chunk-size, or
+#                            migrate-set-parameters accepted it
+# Writes nothing (QMP on stdin/stdout); bounded by a 20 s timeout.
+qemu_probe() {
+	local q=$1 out line rc=0 greet=no ver='' pkg='' rdma=no said='' chunk=no first=''
+	out=$(printf '%s\n' '{"execute":"qmp_capabilities"}' \
+		'{"execute":"query-version","id":"v"}' \
+		'{"execute":"query-migrate-parameters","id":"p"}' \
+		'{"execute":"migrate-set-parameters","arguments":{"x-rdma-chunk-size":1048576},"id":"s"}' \
+		'{"execute":"migrate-incoming","arguments":{"uri":"rdma:256.0.0.0:1"},"id":"r"}' \
+		'{"execute":"quit","id":"q"}' |
+		timeout -k 2 20 "$q" -M none -nodefaults -no-user-config -display none -S \
+			-incoming defer -qmp stdio 2>&1) || rc=$?
+	while IFS= read -r line; do
+		[ -n "$first" ] || first=$line
+		case $line in
+		'{"QMP": '*) greet=yes ;;
+		*'"id": "v"'*)
+			local k maj='' min='' mic=''
+			for k in major minor micro; do
+				[[ $line =~ \"$k\":\ ([0-9]+) ]] || continue
+				case $k in major) maj=${BASH_REMATCH[1]} ;; minor) min=${BASH_REMATCH[1]} ;; *) mic=${BASH_REMATCH[1]} ;; esac
+			done
+			ver=$maj.$min.$mic
+			[[ $line =~ \"package\":\ \"([^\"]*)\" ]] && pkg=${BASH_REMATCH[1]} ;;
+		*'"id": "p"'*) case $line in *'"x-rdma-chunk-size"'*) chunk=yes ;; esac ;;
+		*'"id": "s"'*) case $line in *'"return"'*) chunk=yes ;; esac ;;
+		*'"id": "r"'*)
+			if [[ $line =~ \"desc\":\ \"([^\"]*)\" ]]; then said=${BASH_REMATCH[1]}; else said=ok; fi
+			case $said in ok | RDMA* | rdma*) rdma=yes ;; esac ;;
+		esac
+	done <<<"$out"
+	echo "qmp=$greet"
+	if [ $greet = no ]; then
+		echo "first_line=${first:0:200}"
+		echo "status=$rc"
+		return 1
+	fi
+	echo "version=${ver:-unknown}"
+	echo "package=$pkg"
+	echo "rdma=$rdma"
+	echo "rdma_said=$said"
+	echo "chunk_param=$chunk"
 }
