@@ -200,8 +200,8 @@ X(QEMU_STREAM_MALFORMED, "the migration stream from QEMU is not valid QEMU migra
   "the detail quotes the offset and bytes; compare with docs/qemu-in-the-loop.md", \
   "(QEMU 7.2) Unknown savevm section type %d | Unknown combination of migration flags: 0x%x | Missing section footer for %s | Unknown ramblock \"%s\", cannot accept migration") \
 X(QEMU_STREAM_UNSUPPORTED, "the migration stream from QEMU holds something migbed does not read", \
-  "migbed reads `-M none` streams (ram, timer, globalstate); use -M none and no compression/xbzrle/postcopy", \
-  "(QEMU 7.2 reads it: migbed's limitation, not a QEMU error)") \
+  "migbed reads `-M none` streams (ram, timer, globalstate); use -M none and no block migration/compression/xbzrle/postcopy", \
+  "(QEMU 7.2 reads it: migbed's limitation, not a QEMU error) | [7.2 observed src, block migration] Was expecting a READY (2) control message, but got: ERROR (1), length: 0") \
 X(QEMU_STREAM_TRUNCATED, "the migration stream from QEMU ended in the middle", \
   "the source stopped or the capture was cut; the detail says what was expected", \
   "(QEMU 7.2) load of migration failed: Input/output error")
