@@ -856,6 +856,45 @@ static void test_stream_filter(void **state)
 	}
 }
 
+static int test_stream_end(void *arg, struct cause_ctx *cx)
+{
+	struct filter *f = arg;
+	f->calls++;
+	return f->cause ? cause_set(cx, f->cause, "cut after %d messages", f->calls) : 0;
+}
+
+/* The source disconnects mid-stream: the stream_end hook names how the stream ended
+ * (QEMU_STREAM_TRUNCATED), or, saying nothing, leaves PEER_DISCONNECTED. */
+static void test_stream_end_hook(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct rig r;
+		struct filter f = { 0 };
+		struct proto_opts o;
+		proto_opts_defaults(&o);
+		o.stream_filter = test_filter;
+		o.stream_filter_arg = &f;
+		o.stream_end = test_stream_end;
+		rig_open_opts(&r, &o);
+		rs_connect(&r, false);
+		struct stream_buf b = { 0 };
+		s_header(&b, both, 2);
+		assert_int_equal(rs_file(&r, &b), 0);
+		quiet(&r);
+		stream_buf_free(&b);
+		f.cause = k ? CAUSE_QEMU_STREAM_TRUNCATED : 0;
+		hca_disconnect(r.ep);
+		settle(&r);
+		assert_int_equal(f.calls, 2);          /* the message, then the end */
+		if (k)
+			assert_dst(&r, PROTO_DST_FAILED, CAUSE_QEMU_STREAM_TRUNCATED, "cut after 2 messages");
+		else
+			assert_dst(&r, PROTO_DST_FAILED, CAUSE_PEER_DISCONNECTED, NULL);
+		rig_close(&r);
+	}
+}
+
 /* The stream buffer cannot grow for a large record: RESOURCE_EXHAUSTED, not a crash. */
 static void test_stream_buffer_cannot_grow(void **state)
 {
@@ -1072,6 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_stream_endings_that_do_not_add_up),
 		cmocka_unit_test(test_many_records_in_one_message),
 		cmocka_unit_test(test_stream_filter),
+		cmocka_unit_test(test_stream_end_hook),
 		cmocka_unit_test(test_stream_buffer_cannot_grow),
 		cmocka_unit_test(test_error_not_posted_disconnects),
 		cmocka_unit_test(test_fail_from_outside_peer_gone),

@@ -109,6 +109,36 @@ static void capture_reads_completely_and_memory_matches(void **state)
 	free(b);
 }
 
+/* The destination's stream_end hook: a source that disconnects before the end of its stream
+ * has cut it (TRUNCATED, with what was expected at which offset); after the end it has not. */
+static void filter_end_names_a_cut_stream(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *b = slurp(CAPTURE, &len);
+	qemu_stream *r;
+	struct cause_ctx cx = { 0 };
+	assert_int_equal(qemu_stream_new(NULL, &r), 0);
+	char trace[64] = "";
+	run(r, b, OFF_PART + 5, OFF_PART + 5, trace, sizeof trace, NULL);   /* into a RAM PART */
+	assert_int_equal(qemu_stream_filter_end(r, &cx), -CAUSE_QEMU_STREAM_TRUNCATED);
+	assert_int_equal(cx.cause, CAUSE_QEMU_STREAM_TRUNCATED);
+	char want[96];
+	snprintf(want, sizeof want, "the source disconnected mid-stream: offset %u: stream ends while expecting",
+		 OFF_PART + 5);
+	assert_non_null(strstr(cx.detail, want));
+	qemu_stream_free(r);
+
+	struct cause_ctx none = { 0 };
+	assert_int_equal(qemu_stream_new(NULL, &r), 0);
+	trace[0] = '\0';
+	run(r, b, len, len, trace, sizeof trace, NULL);
+	assert_int_equal(qemu_stream_filter_end(r, &none), 0);   /* complete: a plain disconnect */
+	assert_int_equal(none.cause, 0);
+	qemu_stream_free(r);
+	free(b);
+}
+
 static void byte_by_byte_gives_the_same_events(void **state)
 {
 	(void)state;
@@ -1561,6 +1591,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(capture_reads_completely_and_memory_matches),
+		cmocka_unit_test(filter_end_names_a_cut_stream),
 		cmocka_unit_test(byte_by_byte_gives_the_same_events),
 		cmocka_unit_test(every_truncation_is_named),
 		cmocka_unit_test(corruptions_end_in_named_causes),
