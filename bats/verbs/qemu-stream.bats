@@ -15,6 +15,8 @@ setup() {
 
 teardown() {
   qemu_stop_all
+  # the VM's /tmp is RAM and bats removes test folders only at the end of the run
+  if [ -n "${D:-}" ]; then rm -f "$D"/*.bin "$D"/*.mem; fi
 }
 
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}

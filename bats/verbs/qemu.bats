@@ -16,8 +16,9 @@ setup() {
 
 teardown() {
   qemu_stop_all
-  # memory images are 64 MiB each and the VM's /tmp is RAM: keep the run from filling it
-  if [ -n "${D:-}" ]; then rm -f "$D"/*.mem; fi
+  # memory images (64 MiB each) and contents: the VM's /tmp is RAM, and bats removes test folders
+  # only at the end of the run: keep the run from filling it (memory pressure slows rxe down)
+  if [ -n "${D:-}" ]; then rm -rf "$D"/*.mem "$D"/*.bin "$D"/keep; fi
 }
 
 q2q() {  # q2q PIN(true|false) PORT
