@@ -192,10 +192,10 @@ X(VERIFY_MISMATCH, "the destination's memory differs from the source's", \
   "(7.2 observed: a QEMU source prints nothing and reports completed)") \
 X(RESOURCE_EXHAUSTED, "migbed ran out of memory or another host resource", \
   "reduce the guest size or use the stamp memory representation", \
-  "") \
+  "[7.2 observed dst, the migbed source failing at switchover] Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0 | [7.2 observed dst] load of migration failed: Input/output error") \
 X(INTERNAL, "an internal invariant failed", \
   "a migbed bug (please report it with the scenario and seed), or a completion the verbs provider should never produce (a wr_id that was never posted)", \
-  "") \
+  "[7.2 observed src, the migbed destination failing] Was expecting a READY (2) control message, but got: ERROR (1), length: 0") \
 X(QEMU_STREAM_MALFORMED, "the migration stream from QEMU is not valid QEMU migration format", \
   "the detail quotes the offset and bytes; compare with docs/qemu-in-the-loop.md", \
   "(QEMU 7.2) Unknown savevm section type %d | Unknown combination of migration flags: 0x%x | Missing section footer for %s | Unknown ramblock \"%s\", cannot accept migration") \

@@ -469,3 +469,20 @@ chunk_case() {  # DIRECTION QEMU_CHUNK MIGBED_CHUNK
   [ "$status" -eq 0 ]
   [ "$(verdict)" = "migbed-qemu: verdict=pass direction=migbed-to-qemu $PASS_FIELDS" ]
 }
+
+@test "qemu fault: migbed dest gets a completion for a WR it never posted (INTERNAL) -> QEMU 7.2 source fails on the ERROR message" {
+  q2m_fault 4480 --wait-timeout-ms 5000 --fault 'wc.recv@dst #3 -> corrupt(wr_id)' --expect failed:INTERNAL
+  [ "$drc" -eq 0 ]
+  grep -q 'cause=INTERNAL side=dst' "$D/dest.out"
+  [ "$qst" = failed ]
+  grep -qF 'Was expecting a READY (2) control message, but got: ERROR (1), length: 0' "$D/src.log"
+}
+
+@test "qemu fault: migbed source runs out of memory at switchover (alloc) -> QEMU 7.2 destination fails the load on the ERROR, exits 1" {
+  m2q false 4481 "" --fault 'alloc@src #5 -> errno(ENOMEM)' --expect failed:RESOURCE_EXHAUSTED
+  [ "$mrc" -eq 0 ]
+  grep -q 'cause=RESOURCE_EXHAUSTED side=src' "$D/src.out"
+  [ "$(qemu_exit_status dst 10)" = 1 ]
+  grep -qF 'Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0' "$D/dst.log"
+  grep -qF 'load of migration failed: Input/output error' "$D/dst.log"
+}
