@@ -561,6 +561,8 @@ static int pin_all_local(proto_src *s)
 {
 	for (size_t b = 0; b < s->n_blocks; b++) {
 		struct src_block *sb = &s->blocks[b];
+		if (sb->block_mr)
+			continue;          /* a second setup round: pinned already (QEMU registers once too) */
 		int rc = hca_reg_mr(s->ep, sb->addr, sb->length, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
 				    &sb->block_mr);
 		if (rc)

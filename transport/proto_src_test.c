@@ -638,6 +638,25 @@ static void test_negotiate_adapts_to_announced_shift(void **state)
 	rig_close_rdst(&r, &d);
 }
 
+/* A second setup round with pin-all (reg_start, reg_stop(setup) again): the blocks pinned in the
+ * first stay as they are - no second registration, nothing leaked at teardown. */
+static void test_pin_all_second_setup_round(void **state)
+{
+	(void)state;
+	struct cfg c;
+	struct rig r;
+	cfg_defaults(&c);
+	c.src_pin_all = c.dst_pin_all = true;
+	rig_open(&r, &c);
+	rig_start(&r);
+	uint64_t regs = proto_src_stats(r.s)->registrations;
+	assert_int_equal(proto_src_reg_stop(r.s, true), 0);
+	assert_int_equal(proto_src_reg_start(r.s), 0);
+	assert_int_equal(proto_src_reg_stop(r.s, true), 0);
+	assert_int_equal(proto_src_stats(r.s)->registrations, regs);
+	rig_close(&r, PROTO_DST_RUNNING);
+}
+
 static void test_ram_blocks_result_not_a_multiple_of_32(void **state)
 {
 	(void)state;
@@ -1542,6 +1561,7 @@ int main(void)
 		cmocka_unit_test(test_pin_all_both_sides),
 		cmocka_unit_test(test_negotiate_rejects_invalid_announced_shift),
 		cmocka_unit_test(test_negotiate_adapts_to_announced_shift),
+		cmocka_unit_test(test_pin_all_second_setup_round),
 		cmocka_unit_test(test_ram_blocks_result_not_a_multiple_of_32),
 		cmocka_unit_test(test_register_result_too_short),
 		cmocka_unit_test(test_ram_blocks_count_mismatch),
