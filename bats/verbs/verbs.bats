@@ -26,6 +26,15 @@ no_rdma_leftovers() {
 run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
   run "$MIGBED" run "$@" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
   echo "$output"
+  # rxe under TCG sometimes stops acknowledging for longer than RC's retry budget (QEMU's
+  # retry_count 5 at the default 2.1 s per try): a real RETRY_EXC_ERR, named, on a healthy wire
+  # (seen twice in a day of full lanes, never when the test runs alone). None of these tests is
+  # about the link, so such a run is retried once, loudly; a second one fails the test.
+  if [ "$status" -ne 0 ] && [[ "${lines[-1]:-}" == *"cause=TRANSPORT_RETRY_EXCEEDED"* ]]; then
+    echo "# rxe stalled (TRANSPORT_RETRY_EXCEEDED on a healthy wire): running once more"
+    run "$MIGBED" run "$@" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
+    echo "$output"
+  fi
 }
 
 @test "verbs: the seam's device tests pass on rxe (SEND, WRITE, REM_ACCESS_ERR, RNR, flushes, disconnect)" {
