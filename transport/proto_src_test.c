@@ -193,6 +193,17 @@ static void rig_start(struct rig *r)
 	assert_int_equal(proto_src_reg_start(r->s), 0);
 }
 
+/* The common start of a test: default configuration (pin-all on both sides or not), both
+ * ends open, connected and in their first round. */
+static void rig_open_started(struct rig *r, bool pin_all)
+{
+	struct cfg c;
+	cfg_defaults(&c);
+	c.src_pin_all = c.dst_pin_all = pin_all;
+	rig_open(r, &c);
+	rig_start(r);
+}
+
 /* End the round, then device state, VERIFY and EOF; the destination must confirm. */
 static void rig_finish(struct rig *r)
 {
@@ -300,11 +311,8 @@ static void test_new_survives_each_failed_allocation(void **state)
 static void test_first_cause_sticks_and_blocks_every_call(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	save_dirty(&r, 0, 0);
 	assert_int_equal(proto_src_fail(r.s, CAUSE_NOT_CONVERGED, "engine gave up"), -CAUSE_NOT_CONVERGED);
 	uint64_t t = proto_src_cause(r.s)->t_ns;
@@ -643,12 +651,8 @@ static void test_negotiate_adapts_to_announced_shift(void **state)
 static void test_pin_all_second_setup_round(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	uint64_t regs = proto_src_stats(r.s)->registrations;
 	assert_int_equal(proto_src_reg_stop(r.s, true), 0);
 	assert_int_equal(proto_src_reg_start(r.s), 0);
@@ -739,11 +743,8 @@ static void test_ram_blocks_length_mismatch(void **state)
 static void test_poll_reports_failed_write(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "wc.write@src #1 -> status(GENERAL_ERR)");
 	save_dirty(&r, 0, 0);
 	assert_int_equal(proto_src_flush(r.s), 0);
@@ -757,11 +758,8 @@ static void test_poll_reports_failed_write(void **state)
 static void test_poll_reports_failed_control_send(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	add_fault(&r, "msg.qemu_file@src #1 -> duplicate");
 	assert_int_equal(proto_src_reg_start(r.s), 0);
@@ -776,11 +774,8 @@ static void test_poll_reports_failed_control_send(void **state)
 static void test_device_removal_while_waiting(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	add_fault(&r, "msg.qemu_file@src #1 -> event(DEVICE_REMOVAL)");
 	assert_cause(r.s, proto_src_reg_start(r.s), CAUSE_DEVICE_REMOVED, "while waiting for the send completion of QEMU FILE");
@@ -792,11 +787,8 @@ static void test_device_removal_while_waiting(void **state)
 static void test_lost_result_completion_is_a_miss_then_timeout(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	save_dirty(&r, 0, 0);
 	add_fault(&r, "wc.recv@src #2 -> drop");      /* #1 READY, #2 REGISTER RESULT */
 	assert_cause(r.s, proto_src_flush(r.s), CAUSE_TIMEOUT, "REGISTER RESULT from the destination");
@@ -830,11 +822,8 @@ static void test_failed_registration_fails_flush_and_drain(void **state)
 static void test_local_chunk_registration_refused(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "reg_mr@src #1 -> errno(ENOMEM)");
 	save_dirty(&r, 0, 300);
 	assert_cause(r.s, proto_src_flush(r.s), CAUSE_SOURCE_REG_FAILED, "block=pc.ram chunk=1");
@@ -846,11 +835,8 @@ static void test_local_chunk_registration_refused(void **state)
 static void test_full_send_queue_without_writes(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "post_send.write@src #1 -> errno(ENOMEM)");
 	save_dirty(&r, 0, 0);
 	assert_cause(r.s, proto_src_flush(r.s), CAUSE_SEND_QUEUE_FULL, "no write outstanding");
@@ -862,12 +848,8 @@ static void test_full_send_queue_without_writes(void **state)
 static void test_full_send_queue_waits_for_a_write(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	add_fault(&r, "post_send.write@src #2 -> errno(ENOMEM)");
 	save_dirty(&r, 0, 0);
 	save_dirty(&r, 0, 256);            /* chunk 1: posts chunk 0's write */
@@ -883,12 +865,8 @@ static void test_full_send_queue_waits_for_a_write(void **state)
 static void test_full_send_queue_wait_fails(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	add_fault(&r, "post_send.write@src #2 -> errno(ENOMEM)");
 	add_fault(&r, "wc.write@src #1 -> status(RETRY_EXC_ERR)");
 	save_dirty(&r, 0, 0);
@@ -903,11 +881,8 @@ static void test_full_send_queue_wait_fails(void **state)
 static void test_error_not_sent_peer_sees_disconnect(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "msg.error@src -> errno(EIO)");
 	proto_src_fail(r.s, CAUSE_NOT_CONVERGED, "engine gave up");
 	proto_src_free(r.s);
@@ -923,11 +898,8 @@ static void test_error_not_sent_peer_sees_disconnect(void **state)
 static void test_error_sent_peer_sees_error(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	hca_sleep(r.w, 1000000);       /* the destination has re-posted its RECV */
 	proto_src_fail(r.s, CAUSE_NOT_CONVERGED, "engine gave up");
 	proto_src_free(r.s);
@@ -976,11 +948,8 @@ static void test_error_after_many_writes_in_flight(void **state)
 static void test_await_peer_unexpected_message(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	assert_cause(r.s, proto_src_await_peer(r.s), CAUSE_UNEXPECTED_MESSAGE,
 		     "Was expecting a ERROR (1) control message, but got: READY (2)");
 	rig_close(&r, PROTO_DST_RUNNING);
@@ -989,11 +958,8 @@ static void test_await_peer_unexpected_message(void **state)
 static void test_await_peer_failed_recv(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "wc.recv@src #1 -> status(LOC_LEN_ERR)");
 	assert_cause(r.s, proto_src_await_peer(r.s), CAUSE_CONTROL_RECV_ERROR, "after EOF: recv completion status=LOC_LEN_ERR");
 	rig_close(&r, PROTO_DST_RUNNING);
@@ -1026,11 +992,8 @@ static void test_await_peer_qemu_destination(void **state)
 static void test_peer_error_is_not_answered(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "reg_mr@dst #1 -> errno(ENOMEM)");
 	save_dirty(&r, 0, 0);
 	assert_cause(r.s, proto_src_flush(r.s), CAUSE_PEER_ERROR,
@@ -1047,11 +1010,8 @@ static void test_peer_error_is_not_answered(void **state)
 static void test_disconnect_while_waiting(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	add_fault(&r, "msg.error@dst -> errno(EIO)");
 	assert_int_equal(proto_dst_fail(r.d, CAUSE_DEST_INCOMPLETE, "test: the destination gives up"),
@@ -1064,11 +1024,8 @@ static void test_disconnect_while_waiting(void **state)
 static void test_ready_never_comes(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	hca_sleep(r.w, 1000000);            /* the READY for the next message is out */
 	add_fault(&r, "msg.ready@dst #1 -> drop");
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
@@ -1217,11 +1174,8 @@ static void test_connect_failures(void **state)
 static void test_compress_send_fails(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "msg.compress@src #1 -> errno(EIO)");
 	assert_int_equal(proto_src_save_page(r.s, 0, 7), 0);      /* a zero page */
 	assert_cause(r.s, proto_src_flush(r.s), CAUSE_CONTROL_SEND_FAILED, "COMPRESS");
@@ -1233,12 +1187,8 @@ static void test_compress_send_fails(void **state)
 static void test_write_post_fails(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	add_fault(&r, "post_send.write@src #1 -> errno(EIO)");
 	save_dirty(&r, 0, 0);
 	mem_write_pages(r.ms, 0, 2, 1);
@@ -1251,12 +1201,8 @@ static void test_write_post_fails(void **state)
 static void test_transit_wait_fails(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	add_fault(&r, "wc.write@src #1 -> status(GENERAL_ERR)");
 	save_dirty(&r, 0, 0);
 	save_dirty(&r, 0, 2);                 /* posts page 0 */
@@ -1270,12 +1216,8 @@ static void test_transit_wait_fails(void **state)
 static void test_write_failure_seen_by_control_send(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	save_dirty(&r, 0, 9);
 	add_fault(&r, "wc.write@src #1 -> status(REM_ACCESS_ERR)");
@@ -1287,11 +1229,8 @@ static void test_write_failure_seen_by_control_send(void **state)
 static void test_drain_times_out(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "wc.write@src #1 -> drop");
 	save_dirty(&r, 0, 0);
 	assert_cause(r.s, proto_src_reg_stop(r.s, false), CAUSE_TIMEOUT,
@@ -1303,12 +1242,8 @@ static void test_drain_times_out(void **state)
 static void test_drain_meets_failed_control_copy(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	add_fault(&r, "msg.qemu_file@src #1 -> duplicate");
 	assert_int_equal(proto_src_reg_start(r.s), 0);
@@ -1324,18 +1259,14 @@ static void test_drain_meets_failed_control_copy(void **state)
 static void test_flushed_recv_without_own_failure(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "wc.recv@src #1 -> status(WR_FLUSH_ERR)");
 	assert_cause(r.s, proto_src_reg_stop(r.s, false), CAUSE_QP_ERROR,
 		     "recv polling control error! waiting for READY from the destination: status=WR_FLUSH_ERR");
 	rig_close(&r, PROTO_DST_RUNNING);
 
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	add_fault(&r, "wc.recv@src #1 -> status(WR_FLUSH_ERR)");
 	assert_cause(r.s, proto_src_await_peer(r.s), CAUSE_QP_ERROR, "after EOF: recv completion status=WR_FLUSH_ERR");
 	rig_close(&r, PROTO_DST_RUNNING);
@@ -1346,11 +1277,8 @@ static void test_flushed_recv_without_own_failure(void **state)
 static void test_flushed_recv_after_own_send_failed(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	add_fault(&r, "msg.qemu_file@src #1 -> duplicate");
 	assert_int_equal(proto_src_reg_start(r.s), 0);
@@ -1363,11 +1291,8 @@ static void test_flushed_recv_after_own_send_failed(void **state)
 static void test_await_peer_times_out_without_eof(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	save_dirty(&r, 0, 1);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	put_flags(&r, STREAM_FLAG_EOS);
@@ -1386,11 +1311,8 @@ static void test_await_peer_times_out_without_eof(void **state)
 static void test_await_peer_reports_verify_failure(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, false);
 	save_dirty(&r, 0, 1);
 	mem_write_pages(r.ms, 0, 2, 1);       /* dirtied, never sent: the digests differ */
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
@@ -1416,12 +1338,8 @@ static void test_await_peer_reports_verify_failure(void **state)
 static void test_flushed_recv_with_writes_in_flight(void **state)
 {
 	(void)state;
-	struct cfg c;
 	struct rig r;
-	cfg_defaults(&c);
-	c.src_pin_all = c.dst_pin_all = true;
-	rig_open(&r, &c);
-	rig_start(&r);
+	rig_open_started(&r, true);
 	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
 	save_dirty(&r, 0, 0);
 	save_dirty(&r, 0, 256);
