@@ -96,19 +96,28 @@ qemu_status() {
 	r=${r#*\"status\": \"}; printf '%s\n' "${r%%\"*}"
 }
 
+# One query-migrate reply R: prints the final status (completed, or failed/cancelled with the
+# error-desc if any) and returns 0 for completed, 1 for failed/cancelled; 2 (nothing printed)
+# while the migration is still going.
+_qemu_migrate_verdict() {
+	local r=$1 st e=''
+	st=${r#*\"status\": \"}; st=${st%%\"*}
+	case $st in
+	completed) echo completed; return 0 ;;
+	failed | cancelled)
+		case $r in *'"error-desc"'*) e=${r#*\"error-desc\": \"}; e=${e%%\"*} ;; esac
+		echo "$st${e:+: $e}"; return 1 ;;
+	esac
+	return 2
+}
+
 # Prints the final migration status (completed / failed / ...) and the error-desc if any.
 qemu_migrate_wait() {
 	local name=$1 secs=$2 r st i
 	for ((i = 0; i < secs * 5; i++)); do
 		r=$(qmp "$name" '{"execute":"query-migrate"}') || return 1
 		st=${r#*\"status\": \"}; st=${st%%\"*}
-		case $st in
-		completed) echo completed; return 0 ;;
-		failed | cancelled)
-			local e=''
-			case $r in *'"error-desc"'*) e=${r#*\"error-desc\": \"}; e=${e%%\"*} ;; esac
-			echo "$st${e:+: $e}"; return 1 ;;
-		esac
+		_qemu_migrate_verdict "$r"; case $? in 0) return 0 ;; 1) return 1 ;; esac
 		sleep 0.2
 	done
 	echo "timeout: last status $st"
@@ -181,13 +190,7 @@ qemu_incoming_wait() {
 		fi
 		st=${r#*\"status\": \"}; st=${st%%\"*}
 		case $r in *'"status"'*) ;; *) st=none ;; esac
-		case $st in
-		completed) echo completed; return 0 ;;
-		failed | cancelled)
-			local e=''
-			case $r in *'"error-desc"'*) e=${r#*\"error-desc\": \"}; e=${e%%\"*} ;; esac
-			echo "$st${e:+: $e}"; return 1 ;;
-		esac
+		_qemu_migrate_verdict "$r"; case $? in 0) return 0 ;; 1) return 1 ;; esac
 		sleep 0.2
 	done
 	echo "timeout: last status $st"
