@@ -19,7 +19,8 @@ SIZE=2097152 N=${BENCH_VERBS_ITERS:-100}
 # perftest: server on rxe0 (198.18.0.1), client on rxe1; -x 1 = the IPv4-mapped RoCEv2 GID
 ib_write_bw -d rxe0 -x 1 -F -s $SIZE -n $N -p 18515 >"$OUT/ibwb-server.txt" 2>&1 &
 spid=$!
-sleep 1
+# the client connects once the server listens (its TCP port for the out-of-band exchange)
+for ((i = 0; i < 300; i++)); do ss -ltn 2>/dev/null | grep -q ':18515 ' && break; kill -0 $spid || break; sleep 0.1; done
 ib_write_bw -d rxe1 -x 1 -F -s $SIZE -n $N -p 18515 198.18.0.1 >"$OUT/ibwb-client.txt" 2>&1
 wait $spid
 # the result line: "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]"

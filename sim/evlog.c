@@ -1,16 +1,22 @@
 /* evlog - the run's event log (see evlog.h).
  *
  * Lines go through a large stdio buffer to PATH.tmp; evlog_close flushes, fsyncs and renames
- * it to PATH. Counts per event name live in a small open-addressing hash table. Neither
+ * it to PATH (to the file PATH is a symlink to: the link stays). "-" and the file standard
+ * output already is are standard output; an existing file that is not a regular one (a
+ * device, a FIFO) is written in place, never renamed over. Counts per event name live in a
+ * small open-addressing hash table. Neither
  * emitting nor counting can fail the caller: the first error is kept and returned by
  * evlog_close. */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "sim/evlog.h"
 
@@ -24,15 +30,21 @@ struct evlog_count {
 
 struct evlog {
 	const vclock *clk;
-	FILE *f;                          /* NULL: count only */
+	FILE *f;                          /* NULL: count only; may be stdout (not closed) */
 	char *path;
-	char *tmp_path;
+	char *tmp_path;                   /* NULL: written in place (stdout, device, FIFO) */
 	char *buf;                        /* stdio buffer of f */
 	uint64_t total;
 	struct evlog_count *counts;
 	size_t cap;                       /* power of two */
 	size_t used;
 	int err;                          /* first error (negative errno), 0 if none */
+	struct {                          /* evlog_watch: fn NULL = none */
+		char side[16], event[48];
+		uint64_t nth, seen;
+		evlog_watch_fn fn;
+		void *arg;
+	} watch;
 };
 
 static uint64_t name_hash(const char *s)
@@ -120,19 +132,84 @@ static void evlog_free(evlog *ev)
 	free(ev);
 }
 
-static int open_file(evlog *ev, const char *path)
+/* path with the symlinks of its last name followed (at most 40 hops, as the kernel): the
+ * file a write through path lands in; it need not exist yet. 0 or -errno. */
+static int follow_links(const char *path, char *out, size_t cap)
 {
-	ev->path = strdup(path);
-	ev->tmp_path = concat(path, ".tmp");
-	ev->buf = malloc(EVLOG_BUF_BYTES);
-	if (!ev->path || !ev->tmp_path || !ev->buf)
+	char link[PATH_MAX];
+
+	if (strlen(path) >= cap)
+		return -ENAMETOOLONG;
+	strcpy(out, path);
+	for (int hop = 0; hop < 40; hop++) {
+		struct stat st;
+		if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+			return 0;
+		ssize_t n = readlink(out, link, sizeof link - 1);
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		const char *slash = strrchr(out, '/');
+		size_t keep = link[0] == '/' || !slash ? 0 : (size_t)(slash - out) + 1;
+		if (keep + (size_t)n >= cap)
+			return -ENAMETOOLONG;
+		memcpy(out + keep, link, (size_t)n + 1);
+	}
+	return -ELOOP;
+}
+
+static bool is_stdout(const struct stat *st)
+{
+	struct stat so;
+
+	return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev && so.st_ino == st->st_ino;
+}
+
+/* PATH.tmp beside the file path resolves to, renamed by evlog_close. */
+static int open_tmp(evlog *ev, const char *path)
+{
+	char final[PATH_MAX];
+	int rc = follow_links(path, final, sizeof final);
+
+	if (rc)
+		return rc;
+	ev->path = strdup(final);
+	ev->tmp_path = concat(final, ".tmp");
+	if (!ev->path || !ev->tmp_path)
 		return -ENOMEM;
 	ev->f = fopen(ev->tmp_path, "w");
-	if (!ev->f)
+	return ev->f ? 0 : -errno;
+}
+
+static int open_file(evlog *ev, const char *path)
+{
+	struct stat st;
+	bool exists = stat(path, &st) == 0;
+	int rc;
+
+	if (!exists && errno != ENOENT)
 		return -errno;
-	if (setvbuf(ev->f, ev->buf, _IOFBF, EVLOG_BUF_BYTES) != 0)
-		return -EIO;
-	return 0;
+	if (!strcmp(path, "-") || (exists && is_stdout(&st))) {
+		ev->f = stdout;
+		return 0;
+	}
+	if (exists && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	ev->buf = malloc(EVLOG_BUF_BYTES);
+	if (!ev->buf)
+		return -ENOMEM;
+	if (exists && !S_ISREG(st.st_mode)) {
+		ev->path = strdup(path);
+		if (!ev->path)
+			return -ENOMEM;
+		ev->f = fopen(path, "w");
+		rc = ev->f ? 0 : -errno;
+	} else {
+		rc = open_tmp(ev, path);
+	}
+	if (rc == 0 && setvbuf(ev->f, ev->buf, _IOFBF, EVLOG_BUF_BYTES) != 0)
+		rc = -EIO;
+	return rc;
 }
 
 int evlog_open(const char *path, const vclock *clk, evlog **out)
@@ -165,6 +242,15 @@ static int is_token(const char *s)
 	return s && *s && !strpbrk(s, " \t\r\n");
 }
 
+static void check_watch(evlog *ev, const char *side, const char *event)
+{
+	if (!ev->watch.fn || ev->watch.seen >= ev->watch.nth || strcmp(event, ev->watch.event) ||
+	    (strcmp(ev->watch.side, "*") && strcmp(side, ev->watch.side)))
+		return;
+	if (++ev->watch.seen == ev->watch.nth)
+		ev->watch.fn(ev->watch.arg, side, event, ev->watch.nth);
+}
+
 void evlog_emit(evlog *ev, const char *side, const char *event, const char *fmt, ...)
 {
 	uint64_t now_ns;
@@ -174,7 +260,7 @@ void evlog_emit(evlog *ev, const char *side, const char *event, const char *fmt,
 	assert(is_token(side) && is_token(event));
 	count_event(ev, event);
 	if (!ev->f)
-		return;
+		goto watch;
 	now_ns = vclock_now_ns(ev->clk);
 	if (fprintf(ev->f, "%llu.%09llu %s %s", (unsigned long long)(now_ns / 1000000000u),
 		    (unsigned long long)(now_ns % 1000000000u), side, event) < 0)
@@ -189,10 +275,27 @@ void evlog_emit(evlog *ev, const char *side, const char *event, const char *fmt,
 			goto fail;
 	}
 	if (putc('\n', ev->f) != EOF)
-		return;
+		goto watch;
 fail:
 	if (!ev->err)
 		ev->err = errno ? -errno : -EIO;
+watch:
+	check_watch(ev, side, event);
+}
+
+int evlog_watch(evlog *ev, const char *side, const char *event, uint64_t nth, evlog_watch_fn fn,
+		void *arg)
+{
+	if (!ev || !fn || nth == 0 || !is_token(side) || !is_token(event) ||
+	    strlen(side) >= sizeof ev->watch.side || strlen(event) >= sizeof ev->watch.event)
+		return -EINVAL;
+	strcpy(ev->watch.side, side);
+	strcpy(ev->watch.event, event);
+	ev->watch.nth = nth;
+	ev->watch.seen = 0;
+	ev->watch.fn = fn;
+	ev->watch.arg = arg;
+	return 0;
 }
 
 void evlog_set_clock(evlog *ev, const vclock *clk)
@@ -216,20 +319,23 @@ uint64_t evlog_count_event(const evlog *ev, const char *event)
 	return s && s->name ? s->n : 0;
 }
 
-/* Flush, fsync, close and rename: 0 or the first -errno. */
+/* Flush, fsync, close and rename (a file written in place: flush and close): 0 or the
+ * first -errno. */
 static int finish_file(evlog *ev)
 {
 	int rc = 0;
 
 	if (fflush(ev->f) != 0 || ferror(ev->f))
 		rc = -(errno ? errno : EIO);
-	if (rc == 0 && fsync(fileno(ev->f)) != 0)
+	if (rc == 0 && ev->tmp_path && fsync(fileno(ev->f)) != 0)
 		rc = -errno;
-	if (fclose(ev->f) != 0 && rc == 0)
+	if (ev->f != stdout && fclose(ev->f) != 0 && rc == 0)
 		rc = -(errno ? errno : EIO);
 	ev->f = NULL;
 	if (rc == 0 && ev->err)
 		rc = ev->err;
+	if (!ev->tmp_path)
+		return rc;
 	if (rc == 0 && rename(ev->tmp_path, ev->path) != 0)
 		rc = -errno;
 	if (rc < 0)
@@ -252,9 +358,11 @@ void evlog_abort(evlog *ev)
 {
 	if (!ev)
 		return;
-	if (ev->f) {
+	if (ev->f == stdout)
+		fflush(stdout);
+	else if (ev->f)
 		fclose(ev->f);
+	if (ev->f && ev->tmp_path)
 		unlink(ev->tmp_path);
-	}
 	evlog_free(ev);
 }

@@ -33,4 +33,12 @@ int evlog_close(evlog *ev);
 /* Drop the partial file; frees ev. */
 void evlog_abort(evlog *ev);
 
+/* A watch: fn(arg, side, event, nth) is called once, right after the nth line of this side
+ * and event was emitted (nth >= 1; side "*" matches any side). One watch per log; a new one
+ * replaces the old. It is how a test pauses a run at a point of the migration (`--pause-at`)
+ * instead of guessing a time. The log's own output does not change. 0 or -EINVAL. */
+typedef void (*evlog_watch_fn)(void *arg, const char *side, const char *event, uint64_t nth);
+int evlog_watch(evlog *ev, const char *side, const char *event, uint64_t nth, evlog_watch_fn fn,
+		void *arg);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,77 @@ static void test_open_errors(void **st)
 	assert_true(evlog_open(NULL, NULL, &ev) < 0);
 }
 
+struct watch_seen {
+	int calls;
+	char side[16], event[48];
+	uint64_t nth, total_at_call;
+	evlog *ev;
+};
+
+static void on_watch(void *arg, const char *side, const char *event, uint64_t nth)
+{
+	struct watch_seen *w = arg;
+	w->calls++;
+	snprintf(w->side, sizeof w->side, "%s", side);
+	snprintf(w->event, sizeof w->event, "%s", event);
+	w->nth = nth;
+	w->total_at_call = evlog_count(w->ev);
+}
+
+/* The watch fires once, after the nth line of its side and event (not of another side),
+ * whether or not the log has a file; the log's bytes are the same with or without it. */
+static void test_watch(void **st)
+{
+	vclock clk;
+	evlog *ev = NULL;
+	struct watch_seen w = { 0 };
+
+	(void)st;
+	vclock_init(&clk);
+	assert_int_equal(evlog_open(NULL, &clk, &ev), 0);
+	w.ev = ev;
+	assert_int_equal(evlog_watch(ev, "src", "reg_mr", 0, on_watch, &w), -EINVAL);
+	assert_int_equal(evlog_watch(ev, "src", "two words", 1, on_watch, &w), -EINVAL);
+	assert_int_equal(evlog_watch(ev, "src", "reg_mr", 1, NULL, &w), -EINVAL);
+	assert_int_equal(evlog_watch(ev, "src", "reg_mr", 2, on_watch, &w), 0);
+	evlog_emit(ev, "dst", "reg_mr", NULL);
+	evlog_emit(ev, "src", "reg_mr", NULL);
+	evlog_emit(ev, "dst", "reg_mr", NULL);
+	assert_int_equal(w.calls, 0);
+	evlog_emit(ev, "src", "reg_mr", "n=%d", 2);
+	assert_int_equal(w.calls, 1);
+	assert_string_equal(w.side, "src");
+	assert_string_equal(w.event, "reg_mr");
+	assert_int_equal(w.nth, 2);
+	assert_int_equal(w.total_at_call, 4);     /* after the line, not before */
+	evlog_emit(ev, "src", "reg_mr", NULL);
+	evlog_emit(ev, "src", "reg_mr", NULL);
+	assert_int_equal(w.calls, 1);             /* once */
+	assert_int_equal(evlog_watch(ev, "*", "round", 1, on_watch, &w), 0);
+	evlog_emit(ev, "sim", "round", NULL);
+	assert_int_equal(w.calls, 2);
+	assert_string_equal(w.side, "sim");
+	evlog_abort(ev);
+}
+
+static void test_watch_same_bytes(void **st)
+{
+	struct fx *f = *st;
+	vclock clk;
+	evlog *ev = NULL;
+	struct watch_seen w = { 0 };
+
+	vclock_init(&clk);
+	assert_int_equal(evlog_open(f->path, &clk, &ev), 0);
+	w.ev = ev;
+	assert_int_equal(evlog_watch(ev, "src", "one", 1, on_watch, &w), 0);
+	evlog_emit(ev, "src", "one", "a=%d", 1);
+	evlog_emit(ev, "dst", "two", NULL);
+	assert_int_equal(evlog_close(ev), 0);
+	assert_int_equal(w.calls, 1);
+	assert_string_equal(slurp(f->path), "0.000000000 src one a=1\n0.000000000 dst two\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +268,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_set_clock, setup, teardown),
 		cmocka_unit_test(test_many_event_names),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_watch),
+		cmocka_unit_test_setup_teardown(test_watch_same_bytes, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

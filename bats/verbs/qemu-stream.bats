@@ -20,18 +20,19 @@ teardown() {
 }
 
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
+load ../helpers
 
-start_dest() {  # start_dest PORT EXPECT [RAM]
-  printf 'migbed-trace 1\npage-size 4K\nblock ram %s\nduration 1s\nepoch 0ms\n' "${3:-64M}" >"$D/ram.trace"
-  "$MIGBED" dest --listen "198.18.0.1:$1" --trace "$D/ram.trace" --qemu-stream true \
-    --qemu-expect "$D/content.bin@1048576" --accept-timeout-ms 60000 --wait-timeout-ms 20000 \
-    --expect "$2" --json "$D/dest.json" --events "$D/dest.ev" >"$D/dest.out" 2>&1 3>&- &
-  dpid=$!
-  sleep 1
+qemu_dest() {  # qemu_dest PORT EXPECT [RAM [MIGBED ARGS...]]: migbed dest, once it listens
+  local port=$1 expect=$2 ram=${3:-64M}
+  shift $(($# < 3 ? $# : 3))
+  printf 'migbed-trace 1\npage-size 4K\nblock ram %s\nduration 1s\nepoch 0ms\n' "$ram" >"$D/ram.trace"
+  start_dest "$D/dest.out" "$port" --trace "$D/ram.trace" --qemu-stream true \
+    --qemu-expect "$D/content.bin@1048576" --accept-timeout-ms "$(scaled 60000)" --wait-timeout-ms 20000 \
+    --expect "$expect" --json "$D/dest.json" --events "$D/dest.ev" "$@"
 }
 
 @test "qemu stream: a QEMU 7.2 source with block migration (an iterative 'block' section) -> QEMU_STREAM_UNSUPPORTED at migbed dest" {
-  start_dest 4501 failed:QEMU_STREAM_UNSUPPORTED
+  qemu_dest 4501 failed:QEMU_STREAM_UNSUPPORTED
   qemu_start src "$D" -m 64M -S -device loader,file="$D/content.bin",addr=0x100000
   qmp src '{"execute":"migrate-set-capabilities","arguments":{"capabilities":[{"capability":"block","state":true}]}}'
   qmp src '{"execute":"migrate","arguments":{"uri":"rdma:198.18.0.1:4501"}}'
@@ -51,16 +52,21 @@ start_dest() {  # start_dest PORT EXPECT [RAM]
 @test "qemu stream: a QEMU 7.2 source killed mid-stream -> QEMU_STREAM_TRUNCATED at migbed dest (what was expected, at which offset)" {
   # 96 MiB of content to RDMA-write: the migration takes seconds on rxe under TCG
   head -c 96M /dev/urandom >"$D/content.bin"
-  start_dest 4502 failed:QEMU_STREAM_TRUNCATED 128M
+  # killed at a point of the stream, not after a time: migbed dest stops itself after it
+  # registered QEMU's 3rd chunk (the RAM section is under way), QEMU dies, migbed resumes
+  qemu_dest 4502 failed:QEMU_STREAM_TRUNCATED 128M --pause-at dst:registered#3
   qemu_start src "$D" -m 128M -S -device loader,file="$D/content.bin",addr=0x100000
   qmp src '{"execute":"migrate","arguments":{"uri":"rdma:198.18.0.1:4502"}}'
-  # kill it once the migration is active: the RAM section is under way
-  for ((i = 0; i < 300; i++)); do qmp src '{"execute":"query-migrate"}' | grep -q '"status": "active"' && break; sleep 0.1; done
-  sleep 0.5
+  run wait_paused "$dpid" 60
+  paused=$status
   qmp src '{"execute":"query-migrate"}' | grep -o '"status": "[a-z]*"'
   kill -9 "${_QEMU_PID[src]}"
-  wait "$dpid" && drc=0 || drc=$?
+  resume "$dpid"
+  drc=0
+  wait "$dpid" || drc=$?
   cat "$D/dest.out"
+  [ "$paused" -eq 0 ]
+  grep -q 'migbed: paused at dst registered #3' "$D/dest.out"
   [ "$drc" -eq 0 ]
   grep -q 'cause=QEMU_STREAM_TRUNCATED side=dst' "$D/dest.out"
   grep -q 'the source disconnected mid-stream: offset [0-9]*: stream ends while expecting' "$D/dest.out"

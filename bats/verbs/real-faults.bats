@@ -6,18 +6,17 @@
 # before the DISCONNECTED arrives).
 
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
+load ../helpers
 
 teardown() {
   tc qdisc del dev veth1 root 2>/dev/null || true
-  pkill -9 -f "migbed (dest|source)" 2>/dev/null || true
+  pkill -9 -f "migbed (dest|source|run) " 2>/dev/null || true
 }
 
 @test "real memlock: a destination limited to 8 MiB fails its registration with a real ENOMEM" {
   args=(--guest 64M --worker-bytes 8M --seed 5)
-  "$MIGBED" dest --listen 198.18.0.1:29310 "${args[@]}" --dst-memlock 8M --accept-timeout-ms 30000 \
-    --expect failed:DEST_REG_FAILED >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
-  dpid=$!
-  sleep 1
+  start_dest "$BATS_TEST_TMPDIR/dest.out" 29310 "${args[@]}" --dst-memlock 8M \
+    --accept-timeout-ms "$(scaled 30000)" --expect failed:DEST_REG_FAILED
   run "$MIGBED" source --connect 198.18.0.1:29310@198.18.0.2 "${args[@]}" --expect 'failed:PEER_ERROR|PEER_DISCONNECTED'
   echo "source: $output"
   wait "$dpid" && drc=0 || drc=$?
@@ -45,15 +44,26 @@ teardown() {
 }
 
 @test "netem blackhole mid-run: the dead link is named (TRANSPORT_RETRY_EXCEEDED), no hang" {
+  # the link is cut at a point of the migration, not after a time: the run stops itself
+  # right after the source's 4th chunk registration (RDMA WRITEs are under way), the
+  # blackhole goes in, and the run resumes into it
   "$MIGBED" run --backend verbs --guest 256M --worker-bytes 64M --ack-timeout 14 --seed 5 \
-    --expect failed:TRANSPORT_RETRY_EXCEEDED --json "$BATS_TEST_TMPDIR/r.json" \
+    --pause-at src:registered#4 --expect failed:TRANSPORT_RETRY_EXCEEDED \
+    --json "$BATS_TEST_TMPDIR/r.json" --events "$BATS_TEST_TMPDIR/r.ev" \
     >"$BATS_TEST_TMPDIR/run.out" 2>&1 3>&- &
   pid=$!
-  sleep 4
+  run wait_paused "$pid" 60
+  paused=$status
   tc qdisc add dev veth1 root netem loss 100%
-  wait "$pid" && rc=0 || rc=$?
+  resume "$pid"
+  rc=0
+  wait "$pid" || rc=$?
   cat "$BATS_TEST_TMPDIR/run.out"
+  [ "$paused" -eq 0 ]
+  grep -q 'migbed: paused at src registered #4' "$BATS_TEST_TMPDIR/run.out"
   [ "$rc" -eq 0 ]
+  # the link died mid-run: there were writes before the cut
+  [ "$(grep -c 'src wc .*op=write status=SUCCESS' "$BATS_TEST_TMPDIR/r.ev")" -gt 0 ]
   # loss on veth1 drops the source's requests and its ACKs: whichever side's RC gives up first
   grep -qE 'verdict=pass status=failed cause=TRANSPORT_RETRY_EXCEEDED side=(src|dst)' "$BATS_TEST_TMPDIR/run.out"
   grep -q 'RETRY_EXC_ERR' "$BATS_TEST_TMPDIR/run.out"
@@ -61,18 +71,24 @@ teardown() {
 
 @test "a destination killed mid-run: the source ends with a named cause, no hang" {
   args=(--guest 256M --worker-bytes 64M --seed 5 --ack-timeout 14)
-  "$MIGBED" dest --listen 198.18.0.1:29311 "${args[@]}" --accept-timeout-ms 30000 \
-    >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
-  dpid=$!
-  sleep 1
-  "$MIGBED" source --connect 198.18.0.1:29311@198.18.0.2 "${args[@]}" \
+  start_dest "$BATS_TEST_TMPDIR/dest.out" 29311 "${args[@]}" --accept-timeout-ms "$(scaled 30000)"
+  # the destination is killed at a point of the migration: the source stops itself after
+  # its 4th chunk registration (the RAM section is under way), the destination dies, the
+  # source resumes
+  "$MIGBED" source --connect 198.18.0.1:29311@198.18.0.2 "${args[@]}" --pause-at src:registered#4 \
     --expect 'failed:PEER_DISCONNECTED|TRANSPORT_RETRY_EXCEEDED|CONTROL_SEND_ERROR|REMOTE_ACCESS_ERROR' \
     >"$BATS_TEST_TMPDIR/src.out" 2>&1 3>&- &
   spid=$!
-  sleep 4
+  run wait_paused "$spid" 60
+  paused=$status
   kill -9 "$dpid"
-  wait "$spid" && src=0 || src=$?
+  wait "$dpid" 2>/dev/null || true
+  resume "$spid"
+  src=0
+  wait "$spid" || src=$?
   cat "$BATS_TEST_TMPDIR/src.out"
+  [ "$paused" -eq 0 ]
+  grep -q 'migbed: paused at src registered #4' "$BATS_TEST_TMPDIR/src.out"
   [ "$src" -eq 0 ]
   grep -qE 'verdict=pass status=failed cause=(PEER_DISCONNECTED|TRANSPORT_RETRY_EXCEEDED|CONTROL_SEND_ERROR|REMOTE_ACCESS_ERROR) side=src' \
     "$BATS_TEST_TMPDIR/src.out"

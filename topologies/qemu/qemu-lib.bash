@@ -19,11 +19,15 @@
 #                                       and print what it is: KEY=VALUE lines (see below)
 # No QEMU is left running: qemu_stop_all (trap it on EXIT) ends every QEMU started here.
 # Nothing is written outside DIR.
+# Every bound (the SECONDS arguments, the 30 s greeting and 60 s QMP reply waits) is
+# multiplied by MIGBED_TEST_SCALE (a positive integer, default 1): the tests' one scale
+# factor (bats/helpers.bash) for slower machines, instrumented builds and TCG.
 
 QEMU=${QEMU:-qemu-system-x86_64}
 declare -gA _QEMU_PID=() _QEMU_WATCH=() _QEMU_IN=() _QEMU_OUT=() _QEMU_DIR=() _QEMU_FIFOS=()
 
 _qemu_err() { echo "qemu-lib: $*" >&2; }
+_qemu_scaled() { echo $(($1 * ${MIGBED_TEST_SCALE:-1})); }
 
 qemu_start() {
 	local name=$1 dir=$2; shift 2
@@ -45,7 +49,7 @@ qemu_start() {
 	_QEMU_WATCH[$name]=$!
 	_QEMU_DIR[$name]=$dir
 	local i
-	for ((i = 0; i < 100; i++)); do [ -e "$fifos/pid" ] && break; sleep 0.05; done
+	for ((i = 0; i < 100; i++)); do [ -e "$fifos/pid" ] && break; sleep 0.05; done   # allow-sleep: poll step, bounded (5 s), for the pid file
 	[ -e "$fifos/pid" ] || { _qemu_err "$name: QEMU did not start"; return 1; }
 	_QEMU_PID[$name]=$(<"$fifos/pid")
 	local fin fout
@@ -53,8 +57,8 @@ qemu_start() {
 	_QEMU_IN[$name]=$fin
 	_QEMU_OUT[$name]=$fout
 	local greeting
-	if ! read -r -t 30 greeting <&"$fout"; then
-		_qemu_err "$name: no QMP greeting within 30 s (see $dir/$name.log)"
+	if ! read -r -t "$(_qemu_scaled 30)" greeting <&"$fout"; then
+		_qemu_err "$name: no QMP greeting within $(_qemu_scaled 30) s (see $dir/$name.log)"
 		cat "$dir/$name.log" >&2
 		return 1
 	fi
@@ -71,8 +75,8 @@ qmp() {
 	(trap - PIPE; printf '%s\n' "$cmd" >&"${_QEMU_IN[$name]}") 2>/dev/null ||
 		{ _qemu_err "$name: QMP pipe closed (QEMU exited?)"; return 1; }
 	for ((i = 0; i < 1000; i++)); do
-		if ! read -r -t 60 line <&"${_QEMU_OUT[$name]}"; then
-			_qemu_err "$name: no QMP reply within 60 s to $cmd"
+		if ! read -r -t "$(_qemu_scaled 60)" line <&"${_QEMU_OUT[$name]}"; then
+			_qemu_err "$name: no QMP reply within $(_qemu_scaled 60) s to $cmd"
 			return 1
 		fi
 		case $line in
@@ -113,12 +117,13 @@ _qemu_migrate_verdict() {
 
 # Prints the final migration status (completed / failed / ...) and the error-desc if any.
 qemu_migrate_wait() {
-	local name=$1 secs=$2 r st i
+	local name=$1 secs r st i
+	secs=$(_qemu_scaled "$2")
 	for ((i = 0; i < secs * 5; i++)); do
 		r=$(qmp "$name" '{"execute":"query-migrate"}') || return 1
 		st=${r#*\"status\": \"}; st=${st%%\"*}
 		_qemu_migrate_verdict "$r"; case $? in 0) return 0 ;; 1) return 1 ;; esac
-		sleep 0.2
+		sleep 0.2   # allow-sleep: poll step of a bounded query-migrate wait
 	done
 	echo "timeout: last status $st"
 	return 1
@@ -128,11 +133,12 @@ qemu_migrate_wait() {
 # N, e.g. 139 = SIGSEGV), or "running". A QEMU destination exits(1) when loading fails.
 # Works in $(...): the status comes from the watcher's file, not from `wait`.
 qemu_exit_status() {
-	local name=$1 secs=$2 f=${_QEMU_FIFOS[$1]:-}/exit i
+	local name=$1 secs f=${_QEMU_FIFOS[$1]:-}/exit i
+	secs=$(_qemu_scaled "$2")
 	[ -n "${_QEMU_PID[$name]:-}" ] || { _qemu_err "$name: not started"; return 1; }
 	for ((i = 0; i < secs * 10; i++)); do
 		[ -e "$f" ] && break
-		sleep 0.1
+		sleep 0.1   # allow-sleep: poll step of a bounded wait for the exit file
 	done
 	if [ -e "$f" ]; then cat "$f"; else echo running; fi
 }
@@ -143,7 +149,7 @@ qemu_stop() {
 	qmp "$name" '{"execute":"quit"}' >/dev/null 2>&1 || true
 	for ((i = 0; i < 50; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+		sleep 0.1   # allow-sleep: poll step of the bounded wait for QEMU to quit
 	done
 	kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
 	wait "${_QEMU_WATCH[$name]}" 2>/dev/null
@@ -179,7 +185,8 @@ qemu_unroute_src_via_rxe1() {
 # Wait for a destination QEMU's incoming migration. A failed load ends the process (exit 1),
 # so its end is a result too: "exited N" (its exit status). Returns 0 only for completed.
 qemu_incoming_wait() {
-	local name=$1 secs=$2 f=${_QEMU_FIFOS[$1]:-}/exit r st='' i
+	local name=$1 secs f=${_QEMU_FIFOS[$1]:-}/exit r st='' i
+	secs=$(_qemu_scaled "$2")
 	[ -n "${_QEMU_PID[$name]:-}" ] || { _qemu_err "$name: not started"; return 1; }
 	for ((i = 0; i < secs * 5; i++)); do
 		if [ -e "$f" ]; then echo "exited $(<"$f")"; return 1; fi
@@ -191,7 +198,7 @@ qemu_incoming_wait() {
 		st=${r#*\"status\": \"}; st=${st%%\"*}
 		case $r in *'"status"'*) ;; *) st=none ;; esac
 		_qemu_migrate_verdict "$r"; case $? in 0) return 0 ;; 1) return 1 ;; esac
-		sleep 0.2
+		sleep 0.2   # allow-sleep: poll step of a bounded query-migrate wait
 	done
 	echo "timeout: last status $st"
 	return 1
