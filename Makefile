@@ -9,7 +9,7 @@
 #   make deps          install missing Debian packages (root) or print the apt-get line
 #   make V=1           show the commands
 #
-# Sources are found by wildcard: every sim/ transport/ faults/ cli/ *.c is part of the
+# Sources are found by wildcard: every vocab/ sim/ transport/ faults/ run/ cli/ *.c is part of the
 # build; files named *_test.c are cmocka unit tests, one binary each.
 
 BUILD   ?= build
@@ -18,11 +18,16 @@ CC      ?= cc
 V       ?= 0
 Q        = $(if $(filter 1,$(V)),,@)
 
+# The pkg-config flags are asked for only once the packages are there: $(BUILD)/pkg.mk is made
+# after $(BUILD)/.deps-ok (scripts/deps.sh, which installs them as root), and GNU make, having
+# remade an included makefile, reads everything again with the flags in it. (Asking pkg-config
+# while parsing ran it before deps.sh: on a fresh machine the first build linked without
+# -libverbs -lrdmacm -lzstd.) Goals that build nothing don't need it and don't install anything.
 PKGS     = libibverbs librdmacm libzstd
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
-CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null)
+NO_PKG_GOALS = clean deps coverage coverage-check
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_PKG_GOALS),$(MAKECMDGOALS)),all),)
+include $(BUILD)/pkg.mk
+endif
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wconversion -Wno-sign-conversion \
            -Wstrict-prototypes -Wmissing-prototypes -Wvla
@@ -31,7 +36,15 @@ CPPFLAGS += -D_GNU_SOURCE -I. $(PKG_CFLAGS)
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  += $(PKG_LIBS) -lm
 
-LIB_DIRS = sim transport faults
+LIB_DIRS = vocab sim transport faults run
+
+# The build id of a run's result (run/run.h, run_build_id): the commit, "-dirty" when the
+# tree differs from it; "unknown" outside a git checkout. Plumbing only (describe --dirty
+# would refresh, i.e. write, the index).
+BUILD_ID := $(shell { git describe --always 2>/dev/null || echo unknown; } | tr -d '\n'; \
+              git diff-index --quiet HEAD -- 2>/dev/null || { git rev-parse -q --verify HEAD >/dev/null 2>&1 && echo -dirty; })
+$(BUILD)/obj/run/run.o: CPPFLAGS += -DMIGBED_BUILD_ID='"$(BUILD_ID)"'
+
 LIB_SRC  = $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(LIB_DIRS))))
 CLI_SRC  = $(filter-out %_test.c,$(wildcard cli/*.c))
 TEST_SRC = $(wildcard $(addsuffix /*_test.c,$(LIB_DIRS) cli))
@@ -54,6 +67,18 @@ deps:
 $(BUILD)/.deps-ok: scripts/deps.sh
 	$(Q)scripts/deps.sh build
 	$(Q)mkdir -p $(BUILD) && touch $@
+
+# PKG_CFLAGS, PKG_LIBS (libibverbs librdmacm libzstd), CMOCKA_CFLAGS, CMOCKA_LIBS. A package
+# whose .pc is missing is an error here, not an empty flag and a link error later.
+$(BUILD)/pkg.mk: $(BUILD)/.deps-ok Makefile
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)pkg-config --print-errors --exists $(PKGS) cmocka \
+	  || { echo "migbed: pkg-config does not find $(PKGS) cmocka (make deps installs them)" >&2; exit 1; }
+	$(Q){ echo "# made by make from pkg-config; remade when $(BUILD)/.deps-ok or the Makefile changes"; \
+	  echo "PKG_CFLAGS := $$(pkg-config --cflags $(PKGS))"; \
+	  echo "PKG_LIBS := $$(pkg-config --libs $(PKGS))"; \
+	  echo "CMOCKA_CFLAGS := $$(pkg-config --cflags cmocka)"; \
+	  echo "CMOCKA_LIBS := $$(pkg-config --libs cmocka)"; } >$@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

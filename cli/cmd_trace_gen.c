@@ -78,7 +78,11 @@ static void usage(FILE *f)
 		"  --guest SIZE         guest RAM (one block \"pc.ram\"), a multiple of the page size\n"
 		"  --duration-ms N      length of the workload in virtual ms (> 0)\n"
 		"  --seed N             seed of the pattern's random stream\n"
-		"  -o, --output FILE    the trace to write (via FILE.tmp, renamed when complete)\n"
+		"  -o, --output FILE    the trace to write (via FILE.tmp, renamed when complete; a\n"
+		"                       symlink stays a link, its target is replaced). '-' is\n"
+		"                       standard output, always plain text (pipe it through zstd\n"
+		"                       to compress); a device or FIFO is written in place. A\n"
+		"                       directory or an unwritable path: exit 2, nothing written\n"
 		"\n"
 		"common:\n"
 		"  --page-size SIZE     power of two, 512 .. 1G (default 4K)\n"
@@ -286,7 +290,9 @@ int cmd_trace_gen(int argc, char **argv)
 		return cli_usage_error(CMD ": %s", d.msg);
 	mib = (double)st.pages * (double)a.o.page_size / (1024.0 * 1024.0);
 	fprintf(stderr, "migbed: trace gen: wrote %s: pattern %s, %llu epochs, %llu ranges, "
-		"%llu pages written (%.1f %s)\n", a.out_path, tgen_pattern_name(a.o.pattern),
+		"%llu pages written (%.1f %s)\n",
+		strcmp(a.out_path, "-") ? a.out_path : "standard output",
+		tgen_pattern_name(a.o.pattern),
 		(unsigned long long)st.epochs, (unsigned long long)st.ranges,
 		(unsigned long long)st.pages, mib >= 1024.0 ? mib / 1024.0 : mib,
 		mib >= 1024.0 ? "GiB" : "MiB");

@@ -4,11 +4,12 @@
 # Groups:  build  compiler-side libraries and test tools (make, make check)
 #          vm     the soft-RoCE VM lane: qemu, busybox, kernel tooling, rdma-core tools, perftest
 #          all    both
+#          fresh  scripts/fresh-machine.sh (debootstrap)
 # As root, missing packages are installed with apt-get (no recommends). Otherwise the exact
 # apt-get line is printed and the script exits 1. Exit 0 when everything is present.
 set -u
 BUILD_PKGS="gcc make pkg-config libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
-            libzstd-dev libcmocka-dev bats lcov time"
+            libzstd-dev libcmocka-dev bats lcov time procps jq"
 VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ibverbs-providers
          ibverbs-utils rdmacm-utils perftest"
 
@@ -19,8 +20,9 @@ for g in "$@"; do
     build) want="$want $BUILD_PKGS" ;;
     vm)    want="$want $VM_PKGS" ;;
     all)   want="$want $BUILD_PKGS $VM_PKGS" ;;
+    fresh) want="$want debootstrap" ;;
     -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "deps.sh: unknown group '$g' (build, vm, all)" >&2; exit 2 ;;
+    *) echo "deps.sh: unknown group '$g' (build, vm, all, fresh)" >&2; exit 2 ;;
   esac
 done
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "sim/outfile.h"
 #include "sim/size.h"
 #include "sim/trace.h"
 
@@ -1073,9 +1074,8 @@ long trace_check(const char *path, trace_report_fn report, void *arg)
 /* ------------------------------------------------------------------------------ writer */
 
 struct trace_writer {
-	char *path;
-	char *tmp_path;
-	int fd;
+	char *path;                  /* as given, for messages */
+	struct outfile out;          /* where the bytes go (sim/outfile.h: "-", in place, tmp+rename) */
 	ZSTD_CCtx *cctx;
 	struct trace_header h;
 	uint64_t pages[TRACE_MAX_BLOCKS];
@@ -1111,7 +1111,7 @@ static int writer_io_error(struct trace_writer *w, int err, const char *what)
 {
 	if (!w->err) {
 		w->err = err;
-		diag_set(&w->d, "%s: %s: %s", w->tmp_path, what, strerror(-err));
+		diag_set(&w->d, "%s: %s: %s", outfile_writing(&w->out), what, strerror(-err));
 	}
 	return w->err;
 }
@@ -1127,10 +1127,10 @@ static int zstd_push(struct trace_writer *w, const void *src, size_t n, ZSTD_End
 		int rc;
 		if (ZSTD_isError(left)) {
 			w->err = -EIO;
-			diag_set(&w->d, "%s: zstd: %s", w->tmp_path, ZSTD_getErrorName(left));
+			diag_set(&w->d, "%s: zstd: %s", outfile_writing(&w->out), ZSTD_getErrorName(left));
 			return w->err;
 		}
-		rc = write_all(w->fd, w->zbuf, out.pos);
+		rc = write_all(w->out.fd, w->zbuf, out.pos);
 		if (rc)
 			return writer_io_error(w, rc, "write");
 		if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
@@ -1148,7 +1148,7 @@ static int writer_flush(struct trace_writer *w)
 	if (w->cctx) {
 		rc = zstd_push(w, w->buf, w->len, ZSTD_e_continue);
 	} else {
-		rc = write_all(w->fd, w->buf, w->len);
+		rc = write_all(w->out.fd, w->buf, w->len);
 		if (rc)
 			rc = writer_io_error(w, rc, "write");
 	}
@@ -1251,12 +1251,10 @@ static void writer_free(struct trace_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
+	outfile_abort(&w->out);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->zbuf);
 	free(w->buf);
-	free(w->tmp_path);
 	free(w->path);
 	free(w);
 }
@@ -1266,20 +1264,17 @@ static int writer_new(const char *path, const struct trace_header *h, struct tra
 		      struct diag *d)
 {
 	struct trace_writer *w = calloc(1, sizeof *w);
-	size_t n = strlen(path);
-
 	bool ok;
 
 	if (!w) {
 		diag_set(d, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	w->fd = -1;
+	w->out.fd = -1;
 	w->h = *h;
 	w->path = strdup(path);
-	w->tmp_path = malloc(n + sizeof ".tmp");
 	w->buf = malloc(TRACE_WRITE_BUF_BYTES);
-	ok = w->path && w->tmp_path && w->buf;
+	ok = w->path && w->buf;
 	if (ok && ends_with(path, ".zst")) {
 		w->zcap = ZSTD_CStreamOutSize();
 		w->zbuf = malloc(w->zcap);
@@ -1293,8 +1288,6 @@ static int writer_new(const char *path, const struct trace_header *h, struct tra
 		diag_set(d, "%s: out of memory", path);
 		return -ENOMEM;
 	}
-	memcpy(w->tmp_path, path, n);
-	memcpy(w->tmp_path + n, ".tmp", sizeof ".tmp");
 	for (size_t b = 0; b < h->n_blocks; b++)
 		w->pages[b] = h->blocks[b].size_bytes / h->page_size;
 	*out = w;
@@ -1317,10 +1310,9 @@ int trace_writer_open(const char *path, const struct trace_header *h, trace_writ
 	rc = writer_new(path, h, &w, d);
 	if (rc)
 		return rc;
-	w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		rc = -errno;
-		diag_set(d, "%s: cannot create: %s", w->tmp_path, strerror(errno));
+	rc = outfile_open(&w->out, path);
+	if (rc) {
+		diag_set(d, "%s: cannot write: %s", path, strerror(-rc));
 		writer_free(w);
 		return rc;
 	}
@@ -1442,26 +1434,6 @@ int trace_writer_range(trace_writer *w, const struct trace_range *r)
 	return 0;
 }
 
-/* fsync the directory holding path, so the rename itself is durable. */
-static void fsync_dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
-	int fd;
-
-	if (!slash)
-		snprintf(dir, sizeof dir, ".");
-	else if (slash == path)
-		snprintf(dir, sizeof dir, "/");
-	else
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	(void)fsync(fd);              /* best effort: the data itself is already synced */
-	close(fd);
-}
-
 int trace_writer_close(trace_writer *w)
 {
 	int rc;
@@ -1473,19 +1445,12 @@ int trace_writer_close(trace_writer *w)
 		goto out;
 	if (w->cctx && (rc = zstd_push(w, NULL, 0, ZSTD_e_end)) != 0)
 		goto out;
-	if (fsync(w->fd) != 0) {
-		rc = writer_io_error(w, -errno, "fsync");
+	/* fsync + close + rename onto the target (in place: close; standard output: nothing) */
+	rc = outfile_commit(&w->out);
+	if (rc) {
+		writer_io_error(w, rc, "commit");
 		goto out;
 	}
-	rc = close(w->fd) == 0 ? 0 : writer_io_error(w, -errno, "close");
-	w->fd = -1;
-	if (rc)
-		goto out;
-	if (rename(w->tmp_path, w->path) != 0) {
-		rc = writer_io_error(w, -errno, "rename");
-		goto out;
-	}
-	fsync_dir_of(w->path);
 	writer_free(w);
 	return 0;
 out:
@@ -1497,12 +1462,7 @@ void trace_writer_abort(trace_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0) {
-		close(w->fd);
-		w->fd = -1;
-	}
-	unlink(w->tmp_path);
-	writer_free(w);
+	writer_free(w);             /* outfile_abort: closes, removes the temporary */
 }
 
 const char *trace_writer_diag(const trace_writer *w)

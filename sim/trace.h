@@ -72,6 +72,12 @@ long trace_check_epochs(const char *path, trace_report_fn report, void *arg,
 
 typedef struct trace_writer trace_writer;
 
+/* path by the rules of sim/outfile.h: "-" (or the file standard output is) is standard output,
+ * an existing non-regular file (device, FIFO, symlink to one) is written in place, anything
+ * else goes to FILE.tmp beside the file path resolves to (symlinks followed) and is renamed
+ * onto it by trace_writer_close. A path ending in .zst is zstd compressed ("-" never is).
+ * A directory, a missing directory or no permission is refused here, nothing created:
+ * -errno with d = "PATH: cannot write: why". */
 int trace_writer_open(const char *path, const struct trace_header *h, trace_writer **out,
 		      struct diag *d);
 /* Epoch times must be strictly increasing and < duration. */
@@ -79,9 +85,9 @@ int trace_writer_epoch(trace_writer *w, uint64_t t_ns);
 int trace_writer_range(trace_writer *w, const struct trace_range *r);
 /* Optional comment line ("# text") in the header area; only before the first epoch. */
 int trace_writer_comment(trace_writer *w, const char *text);
-/* Flush, fsync, rename FILE.tmp -> FILE. 0 or -errno. Frees w. */
+/* Flush, fsync, rename FILE.tmp onto FILE (in place: close). 0 or -errno. Frees w. */
 int trace_writer_close(trace_writer *w);
-/* Remove FILE.tmp. Frees w. */
+/* Remove FILE.tmp (in place or standard output: what was written stays). Frees w. */
 void trace_writer_abort(trace_writer *w);
 /* Why the writer's last call failed (bad input or I/O error), "" if none. */
 const char *trace_writer_diag(const trace_writer *w);

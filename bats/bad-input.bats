@@ -1,0 +1,245 @@
+#!/usr/bin/env bats
+# Bad input and output targets of the commands that run a migration (run, source, dest):
+# every bad corpus trace (bats/data/traces/bad, its defect in a first-line
+# "# expect: LINE: keyword" comment) fed to every way they read a trace exits 2 naming
+# FILE:LINE and the problem, before anything runs, and leaves no output file; --json,
+# --events and --fault-counts write "-" to stdout, devices and FIFOs in place, through
+# symlinks (the link stays), and an unwritable path is refused before the run.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+CORPUS=$BATS_TEST_DIRNAME/data/traces
+DATA=$BATS_TEST_DIRNAME/data/bad-input
+
+setup() {
+  cd "$BATS_TEST_TMPDIR"
+  bg_pid=
+}
+
+teardown() {        # a migbed this test left stopped or running (by its pid only)
+  if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then
+    kill -KILL "$bg_pid" 2>/dev/null
+  fi
+  return 0
+}
+
+# "# expect: 7: some keyword" -> sets exp_line=7 exp_word="some keyword"
+read_expect() {
+  local first
+  first=$(head -1 "$1")
+  [[ "$first" =~ ^#\ expect:\ ([0-9]+):\ (.+)$ ]] || { echo "$1: no '# expect: LINE: keyword' line"; return 1; }
+  exp_line=${BASH_REMATCH[1]}
+  exp_word=${BASH_REMATCH[2]}
+}
+
+# bad_trace_case NAME TRACE ARGS...: `migbed ARGS` with every output in a fresh out/ must exit
+# exactly 2 (not a crash), name TRACE:LINE and the keyword on stderr, print no verdict, and
+# leave out/ empty (no json, events, fault counts, ready file, nor their .tmp).
+bad_trace_case() {
+  local name=$1 f=$2
+  shift 2
+  rm -rf out
+  mkdir out
+  run --separate-stderr "$MIGBED" "$@" --json out/r.json --events out/ev --fault-counts out/fc
+  echo "$name $(basename "$f") (want $exp_line: $exp_word) -> $status"
+  echo "stdout: $output"
+  echo "stderr: $stderr"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"$f:$exp_line: "*"$exp_word"* ]]
+  [[ "$output" != *"verdict="* ]]
+  [ -z "$(ls -A out)" ]
+}
+
+@test "every bad corpus trace, every command that reads a trace: exit 2, FILE:LINE: problem, nothing written" {
+  local n=0 good=$CORPUS/good/steady-writer.trace
+  for f in "$CORPUS"/bad/*.trace; do
+    read_expect "$f"
+    bad_trace_case "run --trace" "$f" run --trace "$f"
+    bad_trace_case "run --dst-layout" "$f" run --trace "$good" --dst-layout "$f"
+    bad_trace_case "source --trace" "$f" source --connect 127.0.0.1:9 --trace "$f"
+    bad_trace_case "dest --trace" "$f" dest --listen 127.0.0.1:0 --accept-timeout-ms 100 \
+      --ready-file out/ready --trace "$f"
+    bad_trace_case "dest --dst-layout" "$f" dest --listen 127.0.0.1:0 --accept-timeout-ms 100 \
+      --ready-file out/ready --trace "$good" --dst-layout "$f"
+    n=$((n + 1))
+  done
+  [ "$n" -ge 20 ]
+}
+
+@test "a trace that turns bad mid-run (replaced while paused, re-read by the loop): exit 2, no crash, nothing written" {
+  cp "$DATA/loop-10ms.trace" t.trace
+  "$MIGBED" run --trace t.trace --quiet --json r.json --events ev --fault-counts fc \
+    --pause-at src:ep_create >out 2>err &
+  bg_pid=$!
+  local rc=0
+  wait_paused "$bg_pid" 20
+  cp "$DATA/loop-10ms-bad.trace" new.trace
+  mv new.trace t.trace      # the open reader keeps the old file; the next pass opens this one
+  resume "$bg_pid"
+  wait "$bg_pid" || rc=$?
+  cat out err
+  [ "$rc" -eq 2 ]
+  grep -qF "migbed: run: t.trace:7: unknown block 'vga.vram'" err
+  [ "$(grep -c 'verdict=' out)" -eq 0 ]
+  [ "$(ls -A | tr '\n' ' ')" = "err out t.trace " ]
+}
+
+@test "run rejects a trace whose time goes backwards as trace check does (the same FILE:LINE: problem)" {
+  local f=$CORPUS/bad/time-backwards.trace
+  run --separate-stderr "$MIGBED" trace check "$f"
+  [ "$status" -eq 2 ]
+  want=$(head -1 <<<"$stderr")
+  [[ "$want" == "$f:7: "*"strictly increase"* ]]
+  run --separate-stderr "$MIGBED" run --trace "$f"
+  echo "$stderr"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "migbed: run: $want" ]
+}
+
+@test "a trace with several defects: run names the first and counts them" {
+  local f=$DATA/two-defects.trace
+  run --separate-stderr "$MIGBED" run --trace "$f" --json r.json
+  echo "$stderr"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"$f:9: page 999 out of range"*"(2 defects in all: see migbed trace check)"* ]]
+  [ ! -e r.json ]
+  [ ! -e r.json.tmp ]
+}
+
+@test "--json - puts the JSON on stdout, after the verdict; no file named -" {
+  run --separate-stderr "$MIGBED" run --quiet --json -
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 2 ]
+  [ "${lines[0]}" = "migbed: verdict=pass status=completed cause=NONE side=-" ]
+  jq -e '.verdict == "pass" and .status == "completed"' <<<"${lines[1]}"
+  [ ! -e ./- ]
+  [ ! -e ./-.tmp ]
+}
+
+@test "--events - puts the event log on stdout, before the verdict; no file named -" {
+  "$MIGBED" run --quiet --events ev >/dev/null
+  run --separate-stderr "$MIGBED" run --quiet --events -
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "migbed: verdict=pass status=completed cause=NONE side=-" ]
+  [ "$(sed '$d' <<<"$output")" = "$(cat ev)" ]
+  [ ! -e ./- ]
+}
+
+@test "--json /dev/stdout: the JSON arrives and /dev/stdout stays a symlink" {
+  [ -L /dev/stdout ] || skip "/dev/stdout is not a symlink here"
+  run --separate-stderr "$MIGBED" run --quiet --json /dev/stdout
+  if [ ! -L /dev/stdout ]; then             # a broken binary replaced it: repair, then fail
+    ln -sf /proc/self/fd/1 /dev/stdout
+    echo "/dev/stdout was replaced by a regular file"
+    false
+  fi
+  [ ! -e /dev/stdout.tmp ]
+  [ "$status" -eq 0 ]
+  jq -e '.verdict == "pass"' <<<"${lines[1]}"
+  # stdout redirected to a regular file: the JSON goes into it after the verdict
+  "$MIGBED" run --quiet --json /dev/stdout >out.txt
+  [ -L /dev/stdout ]
+  [ "$(head -1 out.txt)" = "migbed: verdict=pass status=completed cause=NONE side=-" ]
+  sed -n 2p out.txt | jq -e '.verdict == "pass"'
+}
+
+@test "--json and --events through a symlink to stdout's file descriptor: the link stays" {
+  ln -s /proc/self/fd/1 j
+  ln -s /proc/self/fd/1 e
+  run --separate-stderr "$MIGBED" run --quiet --json j --events e
+  [ "$status" -eq 0 ]
+  [ -L j ]
+  [ -L e ]
+  [ ! -e j.tmp ]
+  [ ! -e e.tmp ]
+  jq -e '.verdict == "pass"' <<<"${lines[-1]}"
+  [[ "${lines[0]}" == "0.000000000 sim hca_world backend=model" ]]
+}
+
+@test "--json, --events, --fault-counts through symlinks to regular files: links stay, targets get the content" {
+  "$MIGBED" run --quiet --json want.json --events want.ev --fault-counts want.fc >/dev/null
+  mkdir a b
+  echo old >b/r.json
+  echo old >b/r.ev
+  ln -s ../b/r.json a/l.json          # relative, into another directory
+  ln -s "$PWD/b/r.ev" a/l.ev          # absolute
+  ln -s r.fc b/l.fc                   # dangling: the target is created
+  run "$MIGBED" run --quiet --json a/l.json --events a/l.ev --fault-counts b/l.fc
+  [ "$status" -eq 0 ]
+  [ -L a/l.json ]
+  [ -L a/l.ev ]
+  [ -L b/l.fc ]
+  cmp want.json b/r.json
+  cmp want.ev b/r.ev
+  cmp want.fc b/r.fc
+  [ "$(ls a b | grep -c '\.tmp$')" -eq 0 ]
+}
+
+@test "--json and --events into a FIFO and a device: written in place, never replaced" {
+  mkfifo jf ef
+  timeout "$(scaled 20)" cat jf >got.json &
+  local jpid=$!
+  timeout "$(scaled 20)" cat ef >got.ev &
+  local epid=$!
+  run "$MIGBED" run --quiet --json jf --events ef
+  wait "$jpid"
+  wait "$epid"
+  [ "$status" -eq 0 ]
+  [ -p jf ]
+  [ -p ef ]
+  jq -e '.verdict == "pass"' got.json
+  [[ "$(head -1 got.ev)" == "0.000000000 sim hca_world backend=model" ]]
+  [ "$(id -u)" -eq 0 ] || skip "mknod needs root"
+  mknod null c 1 3                    # a private /dev/null: a broken binary replaces only this
+  run "$MIGBED" run --quiet --json null --events null
+  [ "$status" -eq 0 ]
+  [ -c null ]
+  [ ! -e null.tmp ]
+}
+
+# unwritable OPTION PATH: refused before the run (no verdict line), exit 2, PATH named
+unwritable() {
+  run "$MIGBED" run "$1" "$2"
+  echo "$1 $2 -> $status: $output"
+  [ "$status" -eq 2 ]
+  [[ "$output" != *"verdict="* ]]
+  [[ "$output" == *"$2: cannot write"* ]]
+}
+
+@test "an unwritable --json, --events or --fault-counts is refused before the run, nothing created" {
+  mkdir d
+  for opt in --json --events --fault-counts; do
+    unwritable "$opt" /nonexistent/dir/x.json
+    [ ! -e /nonexistent ]
+    unwritable "$opt" d
+    [ -d d ]
+    [ -z "$(ls -A d)" ]
+    [ ! -e d.tmp ]
+    unwritable "$opt" /proc/migbed-x.json
+  done
+  if [ "$(id -u)" -ne 0 ]; then
+    mkdir ro
+    chmod 555 ro
+    unwritable --json ro/x.json
+    unwritable --events ro/x.ev
+    [ -z "$(ls -A ro)" ]
+  fi
+}
+
+@test "source and dest: an unwritable --json or --events is refused before connecting or listening" {
+  for opt in --json --events; do
+    run "$MIGBED" source --connect 127.0.0.1:9 "$opt" /nonexistent/dir/x
+    echo "$output"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"/nonexistent/dir/x: cannot write"* ]]
+    run "$MIGBED" dest --listen 127.0.0.1:0 --accept-timeout-ms 100 --ready-file ready "$opt" /nonexistent/dir/x
+    echo "$output"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"/nonexistent/dir/x: cannot write"* ]]
+    [[ "$output" != *"listening on"* ]]
+    [ ! -e ready ]
+    [ ! -e ready.tmp ]
+  done
+}
