@@ -12,7 +12,7 @@ CHECK=$ROOT/coverage/check.sh
 setup() {
   T=$BATS_TEST_TMPDIR
   "$MIGBED" causes --json >"$T/causes.json"
-  grep -q '"name":"REMOTE_ACCESS_ERROR"' "$T/causes.json"
+  jq -e 'any(.[]; .name == "REMOTE_ACCESS_ERROR")' "$T/causes.json" >/dev/null
 }
 
 # The scenario Bats of DIR, generated and run as `make check` does, leaving their JSON in RESULTS.
@@ -24,15 +24,15 @@ run_scenario_bats() {  # DIR RESULTS
   [ "$status" -eq 0 ]
 }
 
-produced() {  # RESULTS: the causes the runs in RESULTS produced, one per line
-  cat "$1"/*.json | grep -o '"cause":"[A-Z_]*"' | cut -d'"' -f4 | grep -vx NONE | sort -u
+produced() {  # RESULTS: the causes the runs in RESULTS produced (the run's and each side's), one per line
+  jq -r '.cause, .src.cause, .dst.cause' "$1"/*.json | grep -vx NONE | sort -u
 }
 
 # An allow-list of every cause except those given on stdin, so that the check hinges on them alone.
 allow_all_but() {  # FILE < CAUSES
   local keep
   keep=$(cat)
-  grep -o '"name":"[A-Z_]*"' "$T/causes.json" | cut -d'"' -f4 | grep -vxF "$keep" \
+  jq -r '.[].name' "$T/causes.json" | grep -vxF "$keep" \
     | sed 's/$/  not under test in this Bats test/' >"$1"
 }
 

@@ -24,7 +24,7 @@ setup() {
   run "$MIGBED" run "${SMALL[@]}" --json r.json --events ev --fault 'reg_mr@dsr #3 -> errno(ENOMEM)'
   [ "$status" -eq 2 ]
   [[ "$output" == *"--fault 'reg_mr@dsr #3 -> errno(ENOMEM)': col 8: unknown side 'dsr' (src or dst)"* ]]
-  [ ! -e r.json ] && [ ! -e ev ] && [ ! -e r.json.tmp ] && [ ! -e ev.tmp ]
+  for f in r.json ev r.json.tmp ev.tmp; do [ ! -e "$f" ]; done
   run "$MIGBED" run --fault 'wc.recv -> errno(EIO)'
   [ "$status" -eq 2 ]
   [[ "$output" == *"col 12: action 'errno' does not apply to site 'wc.recv'"* ]]
@@ -79,7 +79,7 @@ setup() {
   [ "$status" -eq 1 ]
   [[ "$output" == *"cause=DEST_REG_FAILED"* ]]
   grep -q 'fault site=reg_mr side=dst call=4 action=errno(ENOMEM)' ev
-  ! grep -q 'errno(EPERM)' ev
+  run -1 grep -q 'errno(EPERM)' ev
 }
 
 @test "--fault-counts: calls per site and side, consistent with the event log" {
@@ -90,7 +90,8 @@ setup() {
     for site in reg_mr dereg_mr post_recv; do
       want=$(grep -c " $side $site " ev)
       got=$(awk -v s="$site" -v d="$side" '$1 == s && $2 == d { print $3 }' counts)
-      [ "$want" -gt 0 ] && [ "$got" = "$want" ]
+      [ "$want" -gt 0 ]
+      [ "$got" = "$want" ]
     done
   done
   # every send WR is counted once under post_send and once under .write or .send
@@ -112,7 +113,7 @@ setup() {
   cmp ev1 ev2
   n=$(grep -c ' fault ' ev1)
   [ "$n" -gt 5 ]
-  ! cmp -s <(grep ' fault ' ev1 | cut -d' ' -f2-) <(grep ' fault ' ev3 | cut -d' ' -f2-)
+  run -1 cmp -s <(grep ' fault ' ev1 | cut -d' ' -f2-) <(grep ' fault ' ev3 | cut -d' ' -f2-)
 }
 
 @test "a fault that never fires changes nothing: same log as a run without it" {
@@ -125,14 +126,15 @@ setup() {
   # a killed run leaves its temporary trace in TMPDIR: keep it in the test's folder
   TMPDIR=$BATS_TEST_TMPDIR run -137 "$MIGBED" run "${SMALL[@]}" --json r.json --events ev --fault 'reg_mr@dst #5 -> die'
   [[ "$output" != *"verdict="* ]]
-  [ ! -e r.json ] && [ ! -e ev ]    # only ev.tmp, the log being written when it died
+  [ ! -e r.json ]
+  [ ! -e ev ]    # only ev.tmp, the log being written when it died
 }
 
 @test "dropped RDMA WRITEs are caught by the destination's verification" {
   run "$MIGBED" run "${SMALL[@]}" --quiet --json r.json --fault 'post_send.write@src #16 -> drop'
   [ "$status" -eq 1 ]
   [[ "$output" == *"cause=VERIFY_MISMATCH side=dst"* ]]
-  grep -q '"verified":false' r.json
+  [ "$(jq .verified r.json)" = false ]
 }
 
 @test "a lost completion ends in a bounded TIMEOUT that names what was awaited" {
@@ -152,7 +154,9 @@ setup() {
   t_post=$(awk '$2 == "src" && $3 == "post_send" && /op=write/ { print $1; exit }' ev)
   t_dst=$(awk '$2 == "dst" && ($3 == "fail" || $3 == "disconnect" || /status=WR_FLUSH_ERR/) { print $1; exit }' ev)
   echo "write posted $t_post, REM_ACCESS_ERR $t_err, first destination failure $t_dst"
-  [ -n "$t_err" ] && [ -n "$t_post" ] && [ -n "$t_dst" ]
+  [ -n "$t_err" ]
+  [ -n "$t_post" ]
+  [ -n "$t_dst" ]
   # the 1 MiB WRITE takes time on the wire: arrival is after posting
   awk -v a="$t_post" -v b="$t_err" 'BEGIN { exit !(a < b) }'
   awk -v d="$t_dst" -v e="$t_err" 'BEGIN { exit !(d >= e) }'
@@ -165,7 +169,7 @@ setup() {
   run "$MIGBED" run "${SMALL[@]}" --fault 'msg.compress@src #1 -> duplicate' --json r.json
   [ "$status" -eq 1 ]
   [[ "$output" == *"cause=RNR_RETRY_EXCEEDED side=src"* ]]
-  grep -q '"dst":{"completed":false,"cause":"TRANSPORT_RETRY_EXCEEDED"' r.json
+  jq -e '.dst.completed == false and .dst.cause == "TRANSPORT_RETRY_EXCEEDED"' r.json
 }
 
 @test "alloc and corrupt(wr_id): where they apply, and what they are rejected with elsewhere" {
@@ -191,7 +195,8 @@ setup() {
   [ "$status" -eq 0 ]
   n_src=$(awk '$1 == "alloc" && $2 == "src" { print $3 }' counts)
   n_dst=$(awk '$1 == "alloc" && $2 == "dst" { print $3 }' counts)
-  [ "$n_src" -ge 3 ] && [ "$n_dst" -ge 3 ]    # 3 control buffers each, bitmaps, device state
+  [ "$n_src" -ge 3 ]    # 3 control buffers each, bitmaps, device state
+  [ "$n_dst" -ge 3 ]
   for side in src dst; do
     n=$([ $side = src ] && echo "$n_src" || echo "$n_dst")
     for i in $(seq 1 "$n"); do
@@ -201,4 +206,95 @@ setup() {
       [[ "$output" == *"cause=RESOURCE_EXHAUSTED side=$side"* ]]
     done
   done
+}
+
+@test "each rule's firings are in the summary and the JSON, per rule; a rule that never fired is warned about" {
+  run "$MIGBED" run "${SMALL[@]}" --json r.json --fault 'reg_mr@dst %2 -> delay(1ms)' --fault 'reg_mr@dst #9999 -> errno(ENOMEM)'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"fault rule 1: reg_mr@dst %2 -> delay(1ms): fired 5 times (11 matching calls)"* ]]
+  [[ "$output" == *"fault rule 2: reg_mr@dst #9999 -> errno(ENOMEM): fired 0 times (11 matching calls)"* ]]
+  [[ "$output" == *"migbed: warning: fault rule 2 'reg_mr@dst #9999 -> errno(ENOMEM)' never fired (11 matching calls)"* ]]
+  [ "$(jq -c '.faults' r.json)" = '[{"rule":"reg_mr@dst %2 -> delay(1ms)","matched":11,"fired":5,"shadowed":0,"expect":null,"met":null},{"rule":"reg_mr@dst #9999 -> errno(ENOMEM)","matched":11,"fired":0,"shadowed":0,"expect":null,"met":null}]' ]
+  # the firings are the injections: one "fault" line each in the event log
+  run "$MIGBED" run "${SMALL[@]}" --quiet --json r.json --events ev --fault 'wc.recv ~0.3 -> delay(1ms)'
+  [ "$status" -eq 0 ]
+  [ "$(jq '.faults[0].fired' r.json)" -eq "$(grep -c ' fault site=' ev)" ]
+  # a rule due on a call an earlier rule took is shadowed, not fired
+  run "$MIGBED" run "${SMALL[@]}" --quiet --json r.json --fault 'reg_mr@dst #2 -> delay(1ms)' --fault 'reg_mr@dst #2 -> delay(2ms)'
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '[.faults[] | [.fired, .shadowed]]' r.json)" = '[[1,0],[0,1]]' ]
+  run "$MIGBED" run "${SMALL[@]}" --quiet --json r.json
+  [ "$(jq -c '.faults' r.json)" = '[]' ]
+}
+
+@test "expect-fired: a rule that fires other than expected fails the run (exit 1) with a line naming it" {
+  # the issue's example: fault-wc-send-eof-late.scn with its call number past the end
+  sed 's/#38/#99999/' "$BATS_TEST_DIRNAME/scenarios/fault-wc-send-eof-late.scn" >late.scn
+  run "$MIGBED" run late.scn --quiet --json r.json
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"migbed: expect-fired: fault rule 1 'wc.send@src #99999 -> delay(3ms)' fired 0 times, expected >0"* ]]
+  [[ "${lines[-1]}" == "migbed: verdict=fail status=completed cause=NONE side=-" ]]
+  [ "$(jq -c '[.verdict, .faults[0].fired, .faults[0].expect, .faults[0].met]' r.json)" = '["fail",0,">0",false]' ]
+  run "$MIGBED" run "$BATS_TEST_DIRNAME/scenarios/fault-wc-send-eof-late.scn" --quiet --json r.json
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '[.verdict, .faults[0].fired, .faults[0].met]' r.json)" = '["pass",1,true]' ]
+  # exact counts, one value for every rule or a list in rule order; also with a failure expected
+  run "$MIGBED" run "${SMALL[@]}" --quiet --fault 'reg_mr@dst %2 -> delay(1ms)' --expect-fired 5
+  [ "$status" -eq 0 ]
+  run "$MIGBED" run "${SMALL[@]}" --quiet --fault 'reg_mr@dst %2 -> delay(1ms)' --expect-fired 4
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"fault rule 1 'reg_mr@dst %2 -> delay(1ms)' fired 5 times, expected 4"* ]]
+  run "$MIGBED" run "${SMALL[@]}" --quiet --fault 'reg_mr@dst %2 -> delay(1ms)' --fault 'dereg_mr #999 -> errno(EBUSY)' --expect-fired '>4, 0'
+  [ "$status" -eq 0 ]
+  run "$MIGBED" run "${SMALL[@]}" --quiet --fault 'reg_mr@dst %2 -> delay(1ms)' --fault 'dereg_mr #999 -> errno(EBUSY)' --expect-fired '>0'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"fault rule 2 'dereg_mr #999 -> errno(EBUSY)' fired 0 times, expected >0"* ]]
+  [[ "$output" != *"fault rule 1 'reg_mr"* ]]
+  run "$MIGBED" run "${SMALL[@]}" --quiet --fault 'reg_mr@dst #4 -> errno(ENOMEM)' --expect failed:DEST_REG_FAILED --expect-fired 2
+  [ "$status" -eq 1 ]
+  [[ "${lines[-1]}" == "migbed: verdict=fail status=failed cause=DEST_REG_FAILED side=dst" ]]
+}
+
+@test "expect-fired: bad values exit 2 with a message" {
+  for v in '' 'x' '>' '>-1' '1,,' '>0x'; do
+    run "$MIGBED" run "${SMALL[@]}" --fault 'reg_mr@dst %2 -> delay(1ms)' --expect-fired "$v"
+    echo "'$v': $output"
+    [ "$status" -eq 2 ]
+  done
+  run "$MIGBED" run "${SMALL[@]}" --expect-fired '>0'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"expect-fired needs at least one fault rule"* ]]
+  run "$MIGBED" run "${SMALL[@]}" --fault 'reg_mr@dst %2 -> delay(1ms)' --expect-fired '1,2'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"expect-fired lists 2 values for 1 fault rules"* ]]
+}
+
+@test "every fault scenario that expects completed asserts that its faults fired" {
+  n=0
+  for f in "$BATS_TEST_DIRNAME"/scenarios/*.scn; do
+    grep -Eq '^[[:space:]]*fault[[:space:]]*=' "$f" || continue
+    grep -Eq '^[[:space:]]*expect[[:space:]]*=[[:space:]]*failed:' "$f" && continue
+    n=$((n + 1))
+    run grep -Ec '^[[:space:]]*expect-fired[[:space:]]*=' "$f"
+    echo "$f: $output expect-fired line(s)"
+    [ "$output" -eq 1 ]
+  done
+  [ "$n" -ge 9 ]
+}
+
+@test "gen-scenario-bats.sh refuses a fault scenario that expects completed without expect-fired" {
+  gen=$BATS_TEST_DIRNAME/../scripts/gen-scenario-bats.sh
+  mkdir scn
+  printf 'guest = 16M\nfault = reg_mr@dst %%2 -> delay(1ms)\nexpect = completed\n' >scn/fault-a.scn
+  printf 'guest = 16M\nfault = reg_mr@dst #4 -> errno(ENOMEM)\nexpect = failed:DEST_REG_FAILED\n' >scn/fault-b.scn
+  run "$gen" scn out.bats
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"scn/fault-a.scn: has fault rules and expects completed, but no expect-fired line"* ]]
+  [[ "$output" != *"fault-b.scn"* ]]
+  [ ! -e out.bats ]
+  printf 'expect-fired = >0\n' >>scn/fault-a.scn
+  run "$gen" scn out.bats
+  [ "$status" -eq 0 ]
+  run grep -c '^@test' out.bats
+  [ "$output" -eq 2 ]
 }

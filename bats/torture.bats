@@ -34,7 +34,8 @@ runs_of() {
   [[ "${lines[0]}" == "SITE"*"SIDE"*"CALL"*"ACTION"*"VERDICT"*"CAUSE"*"BY" ]]
   [[ "${lines[-1]}" =~ ^torture:\ ([0-9]+)\ runs\ \(([0-9]+)\ calls.*\ 0\ bad ]]
   n=${BASH_REMATCH[1]}
-  [ "$n" -gt 300 ] && [ "$n" -eq "${BASH_REMATCH[2]}" ]     # no budget cut: one run per call
+  [ "$n" -gt 300 ]
+  [ "$n" -eq "${BASH_REMATCH[2]}" ]     # no budget cut: one run per call
   [ "$(jq '.runs | length' sweep.json)" -eq "$n" ]
   [ "$(jq -r .ok sweep.json)" = true ]
   # one run per call of each (site, side) the baseline counted
@@ -49,7 +50,7 @@ runs_of() {
   done
   # failing control-buffer registrations end in their own cause
   jq -e '[.runs[] | select(.site == "reg_mr" and .call <= 3)] | all(.cause == "CONTROL_REG_FAILED")' sweep.json
-  ! ls -d "$BATS_TEST_TMPDIR"/migbed-torture-* 2>/dev/null    # its folder is gone
+  [ -z "$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name 'migbed-torture-*')" ]    # its folder is gone
 }
 
 @test "shards split the sweep: disjoint, and together the whole" {
@@ -126,4 +127,25 @@ runs_of() {
   run "$MIGBED" torture "$SCN" --fault 'reg_mr -> status(GENERAL_ERR)'
   [ "$status" -eq 2 ]
   [[ "$output" == *"col 11: action 'status' does not apply to site 'reg_mr'"* ]]
+}
+
+@test "--sites: a glob that matches no fault site exits 2 naming it, before any run" {
+  for sites in 'reg_mrr' 'reg_mr,wc.wirte' 'msg.*,nosuch*'; do
+    run "$MIGBED" torture "$SCN" --sites "$sites" --json sweep.json
+    echo "$sites: $output"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--sites: '"*"' matches no fault site"* ]]
+    [ ! -e sweep.json ]
+  done
+  run "$MIGBED" torture "$SCN" --sites 'reg_mr,wc.wirte'
+  [[ "$output" == *"'wc.wirte' matches no fault site"* ]]
+  for sites in '' ','; do
+    run "$MIGBED" torture "$SCN" --sites "$sites"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--sites: no site given"* ]]
+  done
+  # the globs that do match still select as before
+  run "$MIGBED" torture "$SCN" --sites 'connect,accept' --json sweep.json
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '[.groups[].site] | join(" ")' sweep.json)" = "connect accept" ]
 }

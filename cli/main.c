@@ -50,6 +50,8 @@ static void usage(FILE *f)
 			 subcmds[i].sub ? subcmds[i].sub : "");
 		fprintf(f, "  %-14s %s\n", name, subcmds[i].summary);
 	}
+	fprintf(f, "\noptions:\n  %-14s %s\n  %-14s %s\n", "--help, -h", "this text",
+		"--version", "print migbed's version (\"migbed " MIGBED_VERSION "\")");
 	fprintf(f, "\nexit status: 0 success, 1 the run failed its expectation, 2 bad usage or input\n");
 }
 

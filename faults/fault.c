@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "sim/prng.h"
-#include "transport/hca.h"
+#include "vocab/vocab.h"
 
 #define FAULT_STREAM_ID(rule) (UINT64_C(0x6661756c74000000) + (uint64_t)(rule))   /* "fault" */
 #define FAULT_NUM_MAX UINT64_C(1000000000000)   /* counts and call numbers */
@@ -52,36 +52,14 @@ static const char *const site_names[FAULT_SITE_COUNT] = {
 	[FAULT_SITE_ACCEPT] = "accept",
 	[FAULT_SITE_ALLOC] = "alloc",
 	[FAULT_SITE_CM] = "cm",
-	/* same order as enum hca_cm_event_type (checked by fault_test) */
-	[FAULT_SITE_CM_EVENT + 0] = "cm.addr_resolved",
-	[FAULT_SITE_CM_EVENT + 1] = "cm.addr_error",
-	[FAULT_SITE_CM_EVENT + 2] = "cm.route_resolved",
-	[FAULT_SITE_CM_EVENT + 3] = "cm.route_error",
-	[FAULT_SITE_CM_EVENT + 4] = "cm.connect_request",
-	[FAULT_SITE_CM_EVENT + 5] = "cm.connect_response",
-	[FAULT_SITE_CM_EVENT + 6] = "cm.connect_error",
-	[FAULT_SITE_CM_EVENT + 7] = "cm.unreachable",
-	[FAULT_SITE_CM_EVENT + 8] = "cm.rejected",
-	[FAULT_SITE_CM_EVENT + 9] = "cm.established",
-	[FAULT_SITE_CM_EVENT + 10] = "cm.disconnected",
-	[FAULT_SITE_CM_EVENT + 11] = "cm.device_removal",
-	[FAULT_SITE_CM_EVENT + 12] = "cm.multicast_join",
-	[FAULT_SITE_CM_EVENT + 13] = "cm.multicast_error",
-	[FAULT_SITE_CM_EVENT + 14] = "cm.addr_change",
-	[FAULT_SITE_CM_EVENT + 15] = "cm.timewait_exit",
-	/* same order and tokens as enum wire_type / wire_type_token (checked by fault_test) */
-	[FAULT_SITE_MSG + 0] = "msg.none",
-	[FAULT_SITE_MSG + 1] = "msg.error",
-	[FAULT_SITE_MSG + 2] = "msg.ready",
-	[FAULT_SITE_MSG + 3] = "msg.qemu_file",
-	[FAULT_SITE_MSG + 4] = "msg.ram_blocks_request",
-	[FAULT_SITE_MSG + 5] = "msg.ram_blocks_result",
-	[FAULT_SITE_MSG + 6] = "msg.compress",
-	[FAULT_SITE_MSG + 7] = "msg.register_request",
-	[FAULT_SITE_MSG + 8] = "msg.register_result",
-	[FAULT_SITE_MSG + 9] = "msg.register_finished",
-	[FAULT_SITE_MSG + 10] = "msg.unregister_request",
-	[FAULT_SITE_MSG + 11] = "msg.unregister_finished",
+	/* cm.TOKEN and msg.TOKEN, generated from vocab/vocab.h (the numbering of the CM events
+	 * and of the control message types) */
+#define X(NAME, v, tok) [FAULT_SITE_CM_EVENT + (v)] = "cm." #tok,
+	VOCAB_CM_EVENT(X)
+#undef X
+#define X(NAME, v, qname, tok) [FAULT_SITE_MSG + (v)] = "msg." #tok,
+	VOCAB_MSG_TYPE(X)
+#undef X
 };
 
 static enum site_class site_class(enum fault_site s)
@@ -206,10 +184,7 @@ int fault_errno_lookup(const char *name)
 
 static int status_lookup(const char *name)
 {
-	for (int s = 0; s < HCA_WC_STATUS_COUNT; s++)
-		if (!strcmp(hca_wc_status_name(s), name))
-			return s;
-	return -1;
+	return vocab_wc_status_lookup(name);
 }
 
 /* "DEVICE_REMOVAL" or "RDMA_CM_EVENT_DEVICE_REMOVAL" -> type; -1 if unknown. */
@@ -217,7 +192,7 @@ static int cm_event_lookup(const char *name)
 {
 	static const char prefix[] = "RDMA_CM_EVENT_";
 	for (int t = 0; t < FAULT_CM_EVENTS; t++) {
-		const char *full = hca_cm_event_name(t);
+		const char *full = vocab_cm_event_name(t);
 		if (!strcmp(full, name) || !strcmp(full + sizeof prefix - 1, name))
 			return t;
 	}
@@ -244,14 +219,14 @@ int fault_action_format(enum fault_action a, int arg, uint64_t delay_ns, char *b
 	case FAULT_ACT_ERRNO:
 		return snprintf(buf, n, "errno(%s)", fault_errno_name(arg) ? fault_errno_name(arg) : "?");
 	case FAULT_ACT_STATUS:
-		return snprintf(buf, n, "status(%s)", hca_wc_status_name(arg));
+		return snprintf(buf, n, "status(%s)", vocab_wc_status_name(arg));
 	case FAULT_ACT_DELAY:
 		format_ns(delay_ns, t, sizeof t);
 		return snprintf(buf, n, "delay(%s)", t);
 	case FAULT_ACT_CORRUPT:
 		return snprintf(buf, n, "corrupt(%s)", (unsigned)arg < FAULT_CORRUPT_COUNT ? corrupt_names[arg] : "?");
 	case FAULT_ACT_EVENT:
-		return snprintf(buf, n, "event(%s)", hca_cm_event_name(arg) + strlen("RDMA_CM_EVENT_"));
+		return snprintf(buf, n, "event(%s)", vocab_cm_event_name(arg) + strlen("RDMA_CM_EVENT_"));
 	default:
 		return snprintf(buf, n, "%s", (unsigned)a < FAULT_ACT_COUNT ? action_names[a] : "?");
 	}
@@ -475,7 +450,7 @@ static int parse_arg(struct parser *p, struct fault_rule *r, const char *name)
 			return perr(p, at, "%s(...) needs an argument", name);
 		if (r->action == FAULT_ACT_ERRNO && (v = fault_errno_lookup(a)) < 0)
 			return perr(p, at, "unknown errno '%s' (ENOMEM, EINVAL, EIO, EAGAIN, EPERM, ECONNREFUSED, ...)", a);
-		if (r->action == FAULT_ACT_STATUS && ((v = status_lookup(a)) < 0 || v == HCA_WC_SUCCESS))
+		if (r->action == FAULT_ACT_STATUS && ((v = status_lookup(a)) < 0 || v == VOCAB_WC_SUCCESS))
 			return perr(p, at, "'%s' is not an error ibv_wc_status (REM_ACCESS_ERR, RETRY_EXC_ERR, GENERAL_ERR, ...)", a);
 		if (r->action == FAULT_ACT_EVENT && (v = cm_event_lookup(a)) < 0)
 			return perr(p, at, "unknown CM event '%s' (DISCONNECTED, DEVICE_REMOVAL, ...)", a);
@@ -577,7 +552,8 @@ struct plan_rule {
 	struct fault_rule r;
 	prng rng;
 	uint64_t seen;                  /* matching calls counted (after >T) */
-	uint64_t fired;
+	uint64_t due;                   /* turns the trigger fired on (what *K counts) */
+	uint64_t fired;                 /* of those, the calls this rule injected into */
 };
 
 struct fault_plan {
@@ -641,6 +617,16 @@ const struct fault_rule *fault_plan_rule(const fault_plan *p, size_t i)
 	return i < p->n ? &p->rules[i].r : NULL;
 }
 
+int fault_plan_rule_stats(const fault_plan *p, size_t i, struct fault_rule_stats *out)
+{
+	if (!p || !out || i >= p->n)
+		return -EINVAL;
+	const struct plan_rule *pr = &p->rules[i];
+	assert(pr->fired <= pr->due && pr->due <= pr->seen);
+	*out = (struct fault_rule_stats){ .matched = pr->seen, .fired = pr->fired, .shadowed = pr->due - pr->fired };
+	return 0;
+}
+
 uint64_t fault_plan_calls(const fault_plan *p, enum fault_site site, enum fault_side side)
 {
 	if (!p || (unsigned)site >= FAULT_SITE_COUNT || (unsigned)side >= FAULT_SIDES)
@@ -655,11 +641,11 @@ static bool rule_due(struct plan_rule *pr)
 	uint64_t n = ++pr->seen;
 	if (n < r->first || (n - r->first) % r->every != 0)
 		return false;
-	if (r->max_fires && pr->fired >= r->max_fires)
+	if (r->max_fires && pr->due >= r->max_fires)
 		return false;
 	if (r->probability < 1.0 && !(prng_unit(&pr->rng) < r->probability))
 		return false;
-	pr->fired++;
+	pr->due++;
 	return true;
 }
 
@@ -694,7 +680,9 @@ bool fault_plan_check(fault_plan *p, const enum fault_site *sites, size_t n, enu
 		if (!rule_due(pr) || fired)
 			continue;
 		fired = true;
+		pr->fired++;
 		p->injected++;
+		assert(pr->fired <= pr->due && pr->due <= pr->seen);
 		*f = (struct fault_fire){ .action = r->action, .arg = r->arg, .delay_ns = r->delay_ns,
 					  .site = r->site, .call = p->calls[r->site][side], .rule = i };
 	}

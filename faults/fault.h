@@ -20,11 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "vocab/vocab.h"
 
 #define FAULT_SPEC_MAX 200          /* bytes of one rule's text, NUL included */
 #define FAULT_RULES_MAX 32
-#define FAULT_CM_EVENTS 16          /* enum hca_cm_event_type 0..15 */
-#define FAULT_MSG_TYPES 12          /* enum wire_type 0..11 */
+#define FAULT_CM_EVENTS VOCAB_CM_EVENT_COUNT   /* cm.TOKEN sites, numbered as the CM events */
+#define FAULT_MSG_TYPES VOCAB_MSG_TYPE_COUNT   /* msg.TOKEN sites, numbered as the message types */
 #define FAULT_MAX_DELAY_NS (3600ull * 1000000000ull)
 
 enum fault_side { FAULT_SIDE_SRC, FAULT_SIDE_DST, FAULT_SIDES, FAULT_SIDE_ANY = FAULT_SIDES };
@@ -140,6 +141,17 @@ bool fault_plan_check(fault_plan *p, const enum fault_site *sites, size_t n, enu
 uint64_t fault_plan_calls(const fault_plan *p, enum fault_site site, enum fault_side side);
 /* Injections so far (all rules). */
 uint64_t fault_plan_injected(const fault_plan *p);
+
+/* What one rule did: the calls that matched it (site, side, after >T), the injections it
+ * made, and the times it was due on a call an earlier rule had already taken (shadowed:
+ * such a turn counts towards *K but injects nothing). */
+struct fault_rule_stats {
+	uint64_t matched;
+	uint64_t fired;
+	uint64_t shadowed;
+};
+/* The stats of rule i (plan order). 0, or -EINVAL if there is no rule i. */
+int fault_plan_rule_stats(const fault_plan *p, size_t i, struct fault_rule_stats *out);
 /* The counts as text, one "SITE SIDE N" line per (site, side) called at least once, after a
  * "# migbed fault-counts 1" line (what `migbed torture` reads). 0 or -EIO. */
 int fault_plan_write_counts(const fault_plan *p, FILE *f);

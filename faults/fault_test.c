@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
-#include "transport/hca.h"
-#include "transport/wire.h"
+#include "vocab/vocab.h"
 
 /* The next calloc fails when armed (fault_plan_new's own allocation). */
 extern void *__libc_calloc(size_t n, size_t size);
@@ -59,10 +58,10 @@ static void test_parse_issue_examples(void **state)
 	assert_true(r.probability == 0.01);
 	assert_int_equal(r.max_fires, 0);          /* unlimited */
 	assert_int_equal(r.action, FAULT_ACT_STATUS);
-	assert_int_equal(r.arg, HCA_WC_RETRY_EXC_ERR);
+	assert_int_equal(r.arg, VOCAB_WC_RETRY_EXC_ERR);
 
 	r = parse_ok("msg.ready@dst #5 -> drop");
-	assert_int_equal(r.site, fault_site_msg(WIRE_READY));
+	assert_int_equal(r.site, fault_site_msg(VOCAB_MSG_READY));
 	assert_int_equal(r.action, FAULT_ACT_DROP);
 
 	r = parse_ok("post_send.write@src >20ms -> qp_error");
@@ -95,9 +94,9 @@ static void test_parse_triggers_and_args(void **state)
 	r = parse_ok("msg.compress@dest -> corrupt(payload)");
 	assert_int_equal(r.side, FAULT_SIDE_DST);
 	assert_int_equal(r.arg, FAULT_CORRUPT_PAYLOAD);
-	assert_int_equal(parse_ok("cm.established@src -> drop").site, fault_site_cm(HCA_CM_ESTABLISHED));
-	assert_int_equal(parse_ok("post_send -> event(DEVICE_REMOVAL)").arg, HCA_CM_DEVICE_REMOVAL);
-	assert_int_equal(parse_ok("post_send -> event(RDMA_CM_EVENT_DISCONNECTED)").arg, HCA_CM_DISCONNECTED);
+	assert_int_equal(parse_ok("cm.established@src -> drop").site, fault_site_cm(VOCAB_CM_ESTABLISHED));
+	assert_int_equal(parse_ok("post_send -> event(DEVICE_REMOVAL)").arg, VOCAB_CM_DEVICE_REMOVAL);
+	assert_int_equal(parse_ok("post_send -> event(RDMA_CM_EVENT_DISCONNECTED)").arg, VOCAB_CM_DISCONNECTED);
 	assert_int_equal(parse_ok("connect -> errno(ECONNREFUSED)").arg, ECONNREFUSED);
 	assert_int_equal(parse_ok("modify_qp@dst #2 -> errno(EINVAL)").site, FAULT_SITE_MODIFY_QP);
 	assert_int_equal(parse_ok("reg_mr -> delay(2s)").delay_ns, 2000000000ull);
@@ -220,14 +219,14 @@ static void test_overlong_rule_rejected(void **state)
 static void test_site_names_follow_wire_and_cm_tables(void **state)
 {
 	(void)state;
-	for (uint32_t t = 0; t < WIRE_TYPE_COUNT; t++) {
+	for (uint32_t t = 0; t < VOCAB_MSG_TYPE_COUNT; t++) {
 		char want[64];
-		snprintf(want, sizeof want, "msg.%s", wire_type_token(t));
+		snprintf(want, sizeof want, "msg.%s", vocab_msg_type_token(t));
 		assert_string_equal(fault_site_name(fault_site_msg(t)), want);
 		assert_int_equal(fault_site_lookup(want), fault_site_msg(t));
 	}
 	for (int t = 0; t < FAULT_CM_EVENTS; t++) {
-		const char *full = hca_cm_event_name(t) + strlen("RDMA_CM_EVENT_");
+		const char *full = vocab_cm_event_name(t) + strlen("RDMA_CM_EVENT_");
 		const char *site = fault_site_name(fault_site_cm(t));
 		assert_true(strncmp(site, "cm.", 3) == 0);
 		assert_int_equal(strlen(site + 3), strlen(full));
@@ -358,13 +357,51 @@ static void test_rules_counted_across_sides_and_first_rule_wins(void **state)
 	fault_plan_free(p);
 }
 
+/* Per-rule stats: matched calls (only those on the rule's site and side, after >T), the
+ * injections, and the shadowed turns (due on a call an earlier rule took). A rule that
+ * never fires says so: fired 0, with how many calls it saw. */
+static void test_rule_stats_count_each_rule_apart(void **state)
+{
+	(void)state;
+	const char *specs[] = { "reg_mr@dst #2 -> errno(ENOMEM)", "reg_mr #4 -> errno(EPERM)",
+				"reg_mr@src #99 -> errno(EIO)", "post_recv >5ms -> delay(1ms)" };
+	fault_plan *p = plan_of(1, specs, 4);
+	enum fault_site s = FAULT_SITE_REG_MR, pr = FAULT_SITE_POST_RECV;
+	struct fault_fire f;
+	struct fault_rule_stats st[4];
+	assert_false(fault_plan_check(p, &s, 1, FAULT_SIDE_SRC, 0, &f));   /* any: 1 */
+	assert_false(fault_plan_check(p, &s, 1, FAULT_SIDE_DST, 0, &f));   /* dst: 1, any: 2 */
+	assert_false(fault_plan_check(p, &s, 1, FAULT_SIDE_SRC, 0, &f));   /* any: 3 */
+	assert_true(fault_plan_check(p, &s, 1, FAULT_SIDE_DST, 0, &f));    /* dst: 2 fires; any: 4 shadowed */
+	assert_false(fault_plan_check(p, &pr, 1, FAULT_SIDE_DST, 4999999, &f));
+	assert_true(fault_plan_check(p, &pr, 1, FAULT_SIDE_DST, 5000000, &f));
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(fault_plan_rule_stats(p, i, &st[i]), 0);
+	assert_int_equal(st[0].matched, 2);
+	assert_int_equal(st[0].fired, 1);
+	assert_int_equal(st[0].shadowed, 0);
+	assert_int_equal(st[1].matched, 4);
+	assert_int_equal(st[1].fired, 0);
+	assert_int_equal(st[1].shadowed, 1);
+	assert_int_equal(st[2].matched, 2);
+	assert_int_equal(st[2].fired, 0);
+	assert_int_equal(st[2].shadowed, 0);
+	assert_int_equal(st[3].matched, 1);                                /* the call before 5 ms is not its */
+	assert_int_equal(st[3].fired, 1);
+	assert_int_equal(st[0].fired + st[1].fired + st[2].fired + st[3].fired, fault_plan_injected(p));
+	assert_int_equal(fault_plan_rule_stats(p, 4, &st[0]), -EINVAL);
+	assert_int_equal(fault_plan_rule_stats(NULL, 0, &st[0]), -EINVAL);
+	assert_int_equal(fault_plan_rule_stats(p, 0, NULL), -EINVAL);
+	fault_plan_free(p);
+}
+
 static void test_one_call_counts_under_every_site(void **state)
 {
 	(void)state;
 	const char *specs[] = { "post_send@src #2 -> errno(EIO)", "msg.ready@src -> drop" };
 	fault_plan *p = plan_of(1, specs, 2);
-	enum fault_site send[] = { fault_site_msg(WIRE_QEMU_FILE), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
-	enum fault_site ready[] = { fault_site_msg(WIRE_READY), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	enum fault_site send[] = { fault_site_msg(VOCAB_MSG_QEMU_FILE), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	enum fault_site ready[] = { fault_site_msg(VOCAB_MSG_READY), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
 	enum fault_site write[] = { FAULT_SITE_POST_SEND_WRITE, FAULT_SITE_POST_SEND };
 	struct fault_fire f;
 	assert_false(fault_plan_check(p, write, 2, FAULT_SIDE_SRC, 0, &f));       /* post_send 1 */
@@ -372,15 +409,15 @@ static void test_one_call_counts_under_every_site(void **state)
 	assert_int_equal(f.site, FAULT_SITE_POST_SEND);
 	assert_int_equal(f.call, 2);
 	assert_true(fault_plan_check(p, ready, 3, FAULT_SIDE_SRC, 0, &f));        /* msg.ready 1 */
-	assert_int_equal(f.site, fault_site_msg(WIRE_READY));
+	assert_int_equal(f.site, fault_site_msg(VOCAB_MSG_READY));
 	assert_int_equal(f.action, FAULT_ACT_DROP);
 	assert_int_equal(f.call, 1);
 	assert_false(fault_plan_check(p, ready, 3, FAULT_SIDE_DST, 0, &f));       /* other side */
 	assert_int_equal(fault_plan_calls(p, FAULT_SITE_POST_SEND, FAULT_SIDE_SRC), 3);
 	assert_int_equal(fault_plan_calls(p, FAULT_SITE_POST_SEND_SEND, FAULT_SIDE_SRC), 2);
 	assert_int_equal(fault_plan_calls(p, FAULT_SITE_POST_SEND_WRITE, FAULT_SIDE_SRC), 1);
-	assert_int_equal(fault_plan_calls(p, fault_site_msg(WIRE_READY), FAULT_SIDE_SRC), 1);
-	assert_int_equal(fault_plan_calls(p, fault_site_msg(WIRE_READY), FAULT_SIDE_DST), 1);
+	assert_int_equal(fault_plan_calls(p, fault_site_msg(VOCAB_MSG_READY), FAULT_SIDE_SRC), 1);
+	assert_int_equal(fault_plan_calls(p, fault_site_msg(VOCAB_MSG_READY), FAULT_SIDE_DST), 1);
 	fault_plan_free(p);
 }
 
@@ -491,8 +528,8 @@ static void test_action_format_edges(void **state)
 		{ FAULT_ACT_CORRUPT, FAULT_CORRUPT_REPEAT, 0, "corrupt(repeat)" },
 		{ FAULT_ACT_CORRUPT, FAULT_CORRUPT_COUNT, 0, "corrupt(?)" },
 		{ FAULT_ACT_CORRUPT, -1, 0, "corrupt(?)" },
-		{ FAULT_ACT_STATUS, HCA_WC_RNR_RETRY_EXC_ERR, 0, "status(RNR_RETRY_EXC_ERR)" },
-		{ FAULT_ACT_EVENT, HCA_CM_DEVICE_REMOVAL, 0, "event(DEVICE_REMOVAL)" },
+		{ FAULT_ACT_STATUS, VOCAB_WC_RNR_RETRY_EXC_ERR, 0, "status(RNR_RETRY_EXC_ERR)" },
+		{ FAULT_ACT_EVENT, VOCAB_CM_DEVICE_REMOVAL, 0, "event(DEVICE_REMOVAL)" },
 		{ FAULT_ACT_QP_ERROR, 0, 0, "qp_error" },
 		{ FAULT_ACT_COUNT, 0, 0, "?" },
 	};
@@ -586,7 +623,7 @@ static void test_plan_add_rejects_each_bad_field(void **state)
 	bad[3].probability = 0.0;
 	bad[4].probability = 1.5;
 	bad[5].delay_ns = FAULT_MAX_DELAY_NS + 1;
-	bad[6].site = fault_site_msg(WIRE_READY);
+	bad[6].site = fault_site_msg(VOCAB_MSG_READY);
 	bad[6].action = FAULT_ACT_CORRUPT;
 	bad[6].arg = FAULT_CORRUPT_WRID;         /* wr_id is for completions */
 	bad[7] = bad[6];
@@ -629,7 +666,7 @@ static void test_write_counts(void **state)
 	(void)state;
 	fault_plan *p;
 	assert_int_equal(fault_plan_new(1, &p), 0);
-	enum fault_site ready[] = { fault_site_msg(WIRE_READY), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	enum fault_site ready[] = { fault_site_msg(VOCAB_MSG_READY), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
 	enum fault_site reg = FAULT_SITE_REG_MR;
 	struct fault_fire f;
 	for (int i = 0; i < 3; i++)
@@ -666,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_time_trigger_counts_only_later_calls),
 		cmocka_unit_test(test_any_side_rule_counts_both_sides),
 		cmocka_unit_test(test_rules_counted_across_sides_and_first_rule_wins),
+		cmocka_unit_test(test_rule_stats_count_each_rule_apart),
 		cmocka_unit_test(test_one_call_counts_under_every_site),
 		cmocka_unit_test(test_probability_is_seeded_and_about_right),
 		cmocka_unit_test(test_rule_streams_are_independent),

@@ -73,13 +73,13 @@ void tgen_defaults(struct tgen_opts *o)
 	if (!o->sweep_bytes_per_s)
 		o->sweep_bytes_per_s = UINT64_C(1) << 30;
 	if (!o->rate_pages_per_s)
-		o->rate_pages_per_s = 25600;
+		o->rate_pages_per_s = TGEN_DEFAULT_RATE_PAGES_PER_S;
 	if (o->hot_fraction == 0.0)
 		o->hot_fraction = 0.05;
 	if (!o->hot_pages_per_s)
-		o->hot_pages_per_s = 25600;
+		o->hot_pages_per_s = TGEN_DEFAULT_HOT_PAGES_PER_S;
 	if (!o->cold_pages_per_s)
-		o->cold_pages_per_s = 256;
+		o->cold_pages_per_s = TGEN_DEFAULT_COLD_PAGES_PER_S;
 }
 
 /* ---- derived quantities, all overflow-safe once the common checks passed ---- */

@@ -46,7 +46,14 @@ struct tgen_opts {
 	uint64_t cold_pages_per_s;        /* default 256 */
 };
 
-/* Fill defaults for every field left 0 (pattern and guest_bytes must be set by caller). */
+/* The generator's defaults for the rates (what tgen_defaults fills in). */
+#define TGEN_DEFAULT_RATE_PAGES_PER_S 25600u
+#define TGEN_DEFAULT_HOT_PAGES_PER_S 25600u
+#define TGEN_DEFAULT_COLD_PAGES_PER_S 256u
+
+/* Fill defaults for every field left 0 (pattern and guest_bytes must be set by caller).
+ * Here 0 means "unset", never "none": a front end that takes these values from a user must
+ * refuse a 0 (runcfg and `migbed trace gen` do), or it would silently become the default. */
 void tgen_defaults(struct tgen_opts *o);
 /* -EINVAL with d on impossible options (e.g. workers * worker_bytes > guest). */
 int tgen_validate(const struct tgen_opts *o, struct diag *d);

@@ -1,5 +1,5 @@
 /* hca_model - the seam's simulated HCA: an in-process device with verbs semantics as rdma_rxe
- * shows them (shared/spec/soft-roce-vm/verbs-facts.md), deterministic and *instant*: every
+ * shows them (docs/verbs-facts.md), deterministic and *instant*: every
  * operation takes effect when it is posted; the front end (hca.c) decides when its
  * completion becomes visible in virtual time.
  *
@@ -18,7 +18,7 @@
  *  - a SEND or WRITE to a peer that is gone or whose QP is not RTS fails with RETRY_EXC_ERR
  *    unless retry_count is 7 (rxe: retry forever), where it stays parked;
  *  - a RECV posted to a QP in ERR is flushed at once (the seam's contract; rxe would keep it
- *    until the next modify to ERR, verbs-facts §3e);
+ *    until the next modify to ERR: docs/verbs-facts.md, 'RECV posted to an ERR QP');
  *  - a transfer the memory model cannot represent (a STAMP guest range that is not page
  *    aligned, or bytes between a STAMP guest and a plain buffer) completes with
  *    LOC_QP_OP_ERR and vendor_err MODEL_VENDOR_ERR_COPY, and moves the requester's QP to ERR.
@@ -332,7 +332,8 @@ static void qp_error(struct model_ep *me)
 }
 
 /* A remote error kills both QPs of a connection at once: both are ERR before either is
- * flushed, so every outstanding WR on both sides completes as a flush (verbs-facts §1). */
+ * flushed, so every outstanding WR on both sides completes as a flush
+ * (docs/verbs-facts.md, 'WRITE outside the remote MR'). */
 static void qp_error_both(struct model_ep *a, struct model_ep *b)
 {
 	bool flush_a = a->qp != QP_ERR && a->qp != QP_NONE;
@@ -654,8 +655,8 @@ static int model_connect(hca_ep *ep, const struct hca_conn_params *p)
 	return 0;
 }
 
-/* rdma_cm's QP attributes (verbs-facts §0): retry_cnt on both QPs is the connect side's;
- * each side's rnr_retry is what the *other* side passed. */
+/* rdma_cm's QP attributes (docs/verbs-facts.md, 'Connection parameters'): retry_cnt on both
+ * QPs is the connect side's; each side's rnr_retry is what the *other* side passed. */
 static int model_accept(hca_ep *ep, const struct hca_conn_params *p)
 {
 	struct model_ep *me = model_ep_of(ep), *active;
@@ -700,8 +701,9 @@ static int model_poll_event(hca_ep *ep, struct hca_cm_event *ev)
 	return me && fifo_get(&me->cm, ev) ? 1 : 0;
 }
 
-/* verbs-facts §3b: the caller's QP goes to ERR at once; the peer gets DISCONNECTED and keeps
- * its QP; the caller gets its own DISCONNECTED only when the peer disconnects too. */
+/* docs/verbs-facts.md, 'rdma_disconnect': the caller's QP goes to ERR at once; the peer gets
+ * DISCONNECTED and keeps its QP; the caller gets its own DISCONNECTED only when the peer
+ * disconnects too. */
 static int model_disconnect(hca_ep *ep)
 {
 	struct model_ep *me = model_ep_of(ep), *peer;
@@ -753,7 +755,8 @@ static void listener_unqueue(struct model_listener *ml, struct model_ep *me)
 }
 
 /* Destroying a connected id without disconnecting: the peer gets DISCONNECTED
- * (verbs-facts §3c) and keeps its QP; a request never answered is rejected. */
+ * (docs/verbs-facts.md, 'Destroy without disconnect') and keeps its QP; a request never
+ * answered is rejected. */
 static void ep_detach(struct model_ep *me)
 {
 	struct model_ep *peer = me->peer;

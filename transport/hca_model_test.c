@@ -1,5 +1,5 @@
 /* Unit tests of the simulated HCA (transport/hca_model.c) through the seam: connection
- * management, the error statuses and flush rules of verbs-facts.md, who sees what, and
+ * management, the error statuses and flush rules of docs/verbs-facts.md, who sees what, and
  * data really moving (plain buffers and guest memories). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -271,7 +271,8 @@ static void test_write_copies_exactly_the_range(void **state)
 
 enum bad_write { BAD_SPAN, BAD_PAST, BAD_EDGE, BAD_KEY, BAD_LKEY, BAD_PD, BAD_ACCESS, BAD_DEREG };
 
-/* verbs-facts §1: a bad WRITE, then a valid WRITE and a SEND queued behind it. */
+/* A bad WRITE, then a valid WRITE and a SEND queued behind it
+ * (docs/verbs-facts.md, 'WRITE outside the remote MR'). */
 static void run_bad_write(enum bad_write kind)
 {
 	struct conn c;
@@ -479,7 +480,8 @@ static void test_qp_to_error_flushes_in_posting_order(void **state)
 	struct hca_wc wc;
 	(void)state;
 
-	conn_open(&c, 5, 0, 7);            /* SENDs wait in an RNR loop (verbs-facts §3a) */
+	/* SENDs wait in an RNR loop (docs/verbs-facts.md, 'Modify to ERR') */
+	conn_open(&c, 5, 0, 7);
 	post_src_recvs(&c, 20, 3);
 	for (uint64_t i = 1; i <= 4; i++)
 		post_send_msg(c.src, i, saddr(&c, 0), 64, c.smr);

@@ -12,7 +12,7 @@
  * plays "dst" (listener_poll, setup, accept), as the protocol's destination would. After
  * each test every object is gone: hca_world_live_objects() == 0 and `rdma resource show qp`
  * lists no QP of this process. Expected statuses are those measured on rxe
- * (/work/shared/spec/soft-roce-vm/verbs-facts.md). */
+ * (docs/verbs-facts.md). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -309,7 +309,8 @@ static void test_send_write_disconnect(void **state)
 	assert_int_equal(hca_disconnect(p->src), 0);
 	assert_int_equal(hca_wait(p->dst, HCA_CQ_RECV, DEV_WAIT_NS, &wc), -ECONNRESET);
 	assert_int_equal(wait_event(p->dst, HCA_CM_DISCONNECTED, 3000), 0);
-	/* the initiator gets its own DISCONNECTED once dst disconnects too (facts §3b) */
+	/* the initiator gets its own DISCONNECTED once dst disconnects too
+	 * (docs/verbs-facts.md, 'rdma_disconnect') */
 	assert_int_equal(hca_disconnect(p->dst), 0);
 	assert_int_equal(wait_event(p->src, HCA_CM_DISCONNECTED, 3000), 0);
 	expect_wc(p->dst, HCA_CQ_RECV, 12, HCA_WC_WR_FLUSH_ERR);
@@ -349,7 +350,8 @@ static void test_write_out_of_bounds(void **state)
 	expect_wc(p->dst, HCA_CQ_RECV, 20, HCA_WC_WR_FLUSH_ERR);
 	expect_wc(p->dst, HCA_CQ_RECV, 21, HCA_WC_WR_FLUSH_ERR);
 	assert_true(all_bytes(tb, 3 * DEV_BUF_BYTES, 0xAA));
-	/* the responder's QP is in ERR by itself: a RECV posted now must flush too (§3e) */
+	/* the responder's QP is in ERR by itself: a RECV posted now must flush too
+	 * (docs/verbs-facts.md, 'RECV posted to an ERR QP') */
 	post_recv(p->dst, 22, db, 4096, dmr);
 	expect_wc(p->dst, HCA_CQ_RECV, 22, HCA_WC_WR_FLUSH_ERR);
 	pair_close(state);

@@ -1,6 +1,7 @@
 /* proto_internal - the control channel shared by the protocol's source and destination:
  * three registered 512 KiB buffers (slot 0 READY, 1 DATA, 2 CONTROL) and the framing of
- * control messages (spec §2). Internal to transport/. */
+ * control messages (docs/protocol.md, 'Control header' and 'Credit discipline'). Internal
+ * to transport/. */
 #ifndef MIGBED_TRANSPORT_PROTO_INTERNAL_H
 #define MIGBED_TRANSPORT_PROTO_INTERNAL_H
 #include "transport/proto.h"

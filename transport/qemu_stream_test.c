@@ -386,7 +386,7 @@ static void bad_arguments(void **state)
 
 /* ---- writer: migbed stream v1 -> QEMU's ------------------------------------------------------ */
 
-/* migbed's stream as sim/engine.c emits it for a 2M block "ram", cut where the engine flushes:
+/* migbed's stream as run/engine.c emits it for a 2M block "ram", cut where the engine flushes:
  * setup (header, RAM START, block list, HOOK | EOS), two rounds (PART HOOK | EOS), the end
  * (DEVICE, VERIFY, EOF). Returns the number of pieces; ends[i] is the end of piece i. */
 static size_t migbed_stream(uint8_t *o, size_t *ends)

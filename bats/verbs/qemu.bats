@@ -8,6 +8,7 @@ setup() {
   command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
   ip rule show 2>/dev/null | grep -q 'lookup 101' || skip "not in migbed's rxe VM (no policy routing)"
   . "$BATS_TEST_DIRNAME/../../topologies/qemu/qemu-lib.bash"
+  load ../helpers
   ulimit -l unlimited
   qemu_route_src_via_rxe1
   D=$BATS_TEST_TMPDIR
@@ -21,12 +22,19 @@ teardown() {
   if [ -n "${D:-}" ]; then rm -rf "$D"/*.mem "$D"/*.bin "$D"/keep; fi
 }
 
+# A destination QEMU listens once `migrate-incoming` has answered (it listens before it
+# replies): the tests start it with -incoming defer and never guess when it is ready.
+qemu_listen() {  # qemu_listen NAME PORT
+  qmp "$1" "{\"execute\":\"migrate-incoming\",\"arguments\":{\"uri\":\"rdma:198.18.0.1:$2\"}}"
+}
+
 q2q() {  # q2q PIN(true|false) PORT
-  qemu_start dst "$D" -m 64M -incoming "rdma:198.18.0.1:$2"
+  qemu_start dst "$D" -m 64M -incoming defer
   qemu_start src "$D" -m 64M -S -device loader,file="$D/content.bin",addr=0x100000
   for q in src dst; do
     qmp $q "{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":[{\"capability\":\"rdma-pin-all\",\"state\":$1}]}}"
   done
+  qemu_listen dst "$2"
   qmp src "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"rdma:198.18.0.1:$2\"}}"
   run qemu_migrate_wait src 120
   echo "$output"
@@ -54,11 +62,9 @@ q2q() {  # q2q PIN(true|false) PORT
 # content the source QEMU was given.
 q2m() {  # q2m PIN(true|false) PORT EXPECT_FILE EXPECT(completed|failed:CAUSE)
   printf 'migbed-trace 1\npage-size 4K\nblock ram 64M\nduration 1s\nepoch 0ms\n' >"$D/ram.trace"
-  "$MIGBED" dest --listen "198.18.0.1:$2" --trace "$D/ram.trace" --qemu-stream true \
-    --qemu-expect "$3@1048576" --accept-timeout-ms 60000 --expect "$4" \
-    --json "$D/dest.json" --events "$D/dest.ev" >"$D/dest.out" 2>&1 3>&- &
-  dpid=$!
-  sleep 1
+  start_dest "$D/dest.out" "$2" --trace "$D/ram.trace" --qemu-stream true \
+    --qemu-expect "$3@1048576" --accept-timeout-ms "$(scaled 60000)" --expect "$4" \
+    --json "$D/dest.json" --events "$D/dest.ev"
   qemu_start src "$D" -m 64M -S -device loader,file="$D/content.bin",addr=0x100000
   qmp src "{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":[{\"capability\":\"rdma-pin-all\",\"state\":$1}]}}"
   qmp src "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"rdma:198.18.0.1:$2\"}}"
@@ -75,7 +81,7 @@ MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
   q2m false 4446 "$D/content.bin" completed
   [ "$output" = completed ]
   grep -q 'verdict=pass status=completed cause=NONE' "$D/dest.out"
-  grep -q '"verified":true' "$D/dest.json"
+  [ "$(jq .verified "$D/dest.json")" = true ]
   grep -q 'dst registered' "$D/dest.ev"
 }
 
@@ -83,7 +89,8 @@ MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
   q2m true 4447 "$D/content.bin" completed
   [ "$output" = completed ]
   grep -q 'verdict=pass status=completed cause=NONE' "$D/dest.out"
-  grep -q '"pin-all":true\|pin_all=1' "$D/dest.json" "$D/dest.ev"
+  [ "$(jq '.metrics.migbed."pin-all"' "$D/dest.json")" = true ]
+  grep -q 'dst accepted pin_all=1' "$D/dest.ev"
 }
 
 @test "qemu: migbed dest catches memory that differs from what QEMU was given (VERIFY_MISMATCH)" {
@@ -102,10 +109,11 @@ m2q() {  # m2q PIN(true|false) PORT "QEMU ARGS" [MIGBED ARGS...]
   local pin=$1 port=$2 qargs=$3; shift 3
   printf 'migbed-trace 1\npage-size 4K\nblock ram 64M\nduration 1s\nepoch 0ms\nram 256-1279 4096-4200\nepoch 100ms\nram 300-400 5000-5100\n' >"$D/ram.trace"
   # shellcheck disable=SC2086
-  qemu_start dst "$D" -m 64M -incoming "rdma:198.18.0.1:$port" $qargs
+  qemu_start dst "$D" -m 64M -incoming defer $qargs
   qmp dst "{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":[{\"capability\":\"rdma-pin-all\",\"state\":$pin}]}}"
+  qemu_listen dst "$port"
   mrc=0
-  timeout 120 "$MIGBED" source --connect "198.18.0.1:$port@198.18.0.2" --trace "$D/ram.trace" --qemu-stream true \
+  timeout "$(scaled 120)" "$MIGBED" source --connect "198.18.0.1:$port@198.18.0.2" --trace "$D/ram.trace" --qemu-stream true \
     --dump-mem "$D/src.mem" --json "$D/src.json" --events "$D/src.ev" "$@" >"$D/src.out" 2>&1 3>&- || mrc=$?
   cat "$D/src.out"
   echo "--- QEMU destination log"; cat "$D/dst.log"
@@ -188,20 +196,24 @@ m2q_memory_equal() {
 
 # QEMU 7.2 source -> migbed dest with faults: q2m_fault PORT [MIGBED ARGS...]
 # Sets drc (migbed's exit status), mig (QEMU's reply to `migrate`), qst (its final
-# "status[: error-desc]") and, with PROBE_S, probe (its query-migrate PROBE_S s after `migrate`).
+# "status[: error-desc]") and, with PROBE_AT=SIDE:EVENT[#N], probe (its query-migrate while
+# migbed dest is paused there: --pause-at).
 q2m_fault() {
   local port=$1; shift
   printf 'migbed-trace 1\npage-size 4K\nblock ram 64M\nduration 1s\nepoch 0ms\n' >"$D/ram.trace"
-  "$MIGBED" dest --listen "198.18.0.1:$port" --trace "$D/ram.trace" --qemu-stream true \
-    --qemu-expect "$D/content.bin@1048576" --accept-timeout-ms 60000 "$@" \
-    --json "$D/dest.json" --events "$D/dest.ev" >"$D/dest.out" 2>&1 3>&- &
-  local dpid=$!
-  sleep 1
+  local pause=()
+  [ -z "${PROBE_AT:-}" ] || pause=(--pause-at "$PROBE_AT")
+  start_dest "$D/dest.out" "$port" --trace "$D/ram.trace" --qemu-stream true \
+    --qemu-expect "$D/content.bin@1048576" --accept-timeout-ms "$(scaled 60000)" "$@" "${pause[@]}" \
+    --json "$D/dest.json" --events "$D/dest.ev"
   qemu_start src "$D" -m 64M -S -device loader,file="$D/content.bin",addr=0x100000
   # a connection that fails fails the migrate command itself (QEMU 7.2 connects synchronously)
   mig=$(qmp src "{\"execute\":\"migrate\",\"arguments\":{\"uri\":\"rdma:198.18.0.1:$port\"}}") || true
   probe=-
-  if [ -n "${PROBE_S:-}" ]; then sleep "$PROBE_S"; probe=$(qmp src '{"execute":"query-migrate"}'); fi
+  if [ -n "${PROBE_AT:-}" ]; then
+    if wait_paused "$dpid" 60; then probe=$(qmp src '{"execute":"query-migrate"}'); fi   # else probe stays -
+    resume "$dpid"
+  fi
   qst=$(qemu_migrate_wait src 60) || true
   drc=0
   wait "$dpid" || drc=$?
@@ -221,10 +233,11 @@ q2m_fault() {
 }
 
 @test "qemu fault: migbed dest drops a READY -> QEMU 7.2 source waits without a bound until migbed's TIMEOUT" {
-  PROBE_S=4 q2m_fault 4461 --wait-timeout-ms 8000 --fault 'msg.ready@dst #5 -> drop' --expect failed:TIMEOUT
+  PROBE_AT=dst:fail q2m_fault 4461 --wait-timeout-ms 8000 --fault 'msg.ready@dst #5 -> drop' --expect failed:TIMEOUT
   [ "$drc" -eq 0 ]
   grep -q 'cause=TIMEOUT side=dst' "$D/dest.out"
-  # 4 s after `migrate`, with nothing to wait for but the lost READY, QEMU is still active
+  # when migbed gives up (its 8 s bound; paused there by --pause-at dst:fail), with nothing to
+  # wait for but the lost READY, QEMU is still active
   [[ "$probe" == *'"status": "active"'* ]]
   # it fails only because migbed gave up (8 s bound) and sent ERROR
   [ "$qst" = failed ]
@@ -243,7 +256,8 @@ q2m_fault() {
 @test "qemu fault: migbed dest killed mid-run (die) -> QEMU 7.2 source fails, keeps running" {
   q2m_fault 4463 --wait-timeout-ms 5000 --fault 'msg.register_result@dst #2 -> die'
   [ "$drc" -eq 137 ]
-  ! grep -q 'verdict=' "$D/dest.out"
+  run grep -q 'verdict=' "$D/dest.out"
+  [ "$status" -eq 1 ]
   [ "$qst" = failed ]
   grep -qF 'receive cm event while wait comp channel,cm event is 10' "$D/src.log"
   grep -qF 'rdma migration: recv polling control error!' "$D/src.log"
@@ -277,7 +291,8 @@ q2m_fault() {
   grep -qF 'Failed to register chunk!: Invalid argument' "$D/dst.log"
   grep -qF 'cannot get rkey' "$D/dst.log"
   grep -qF 'load of migration failed: Invalid argument' "$D/dst.log"
-  ! grep -q 'bad register address' "$D/dst.log"
+  run grep -q 'bad register address' "$D/dst.log"
+  [ "$status" -eq 1 ]
 }
 
 @test "qemu fault: migbed source's REGISTER REQUEST with repeat+65536 -> QEMU 7.2: Too many requests, exits 1" {
@@ -319,7 +334,8 @@ q2m_fault() {
   grep -q 'fault site=msg.compress side=src call=1 action=corrupt(payload)' "$D/src.ev"
   run qemu_migrate_wait dst 30
   [ "$output" = completed ]
-  ! grep -q 'Zero page with non-zero' "$D/dst.log"
+  run grep -q 'Zero page with non-zero' "$D/dst.log"
+  [ "$status" -eq 1 ]
   # value 0xff000000: QEMU fills the chunk with its low byte (0), so the memory still matches
   m2q_memory_equal
 }
@@ -365,7 +381,8 @@ PASS_FIELDS='qemu_status=completed qemu_exit=- migbed_status=completed migbed_ca
   [ "$status" -eq 0 ]
   [ "$(verdict)" = "migbed-qemu: verdict=pass direction=qemu-to-migbed $PASS_FIELDS" ]
   grep -q 'dst accepted pin_all=1' "$D/keep/migbed.ev"
-  ! grep -q 'dst registered' "$D/keep/migbed.ev"
+  run grep -q 'dst registered' "$D/keep/migbed.ev"
+  [ "$status" -eq 1 ]
 }
 
 @test "qemu runner: migbed -> QEMU with --pin-all completes" {
@@ -383,12 +400,12 @@ PASS_FIELDS='qemu_status=completed qemu_exit=- migbed_status=completed migbed_ca
 
 # Observed with QEMU 7.2.22: completes, memory verified; QEMU sends 4 REGISTER REQUESTs (its
 # 1 MiB chunks 1..4 of the content at 1..5 MiB), migbed registers once: its 64 MiB chunk 0,
-# the whole block. Right per the spec (§3.2, §4.5 row C_s < C_d): the request carries the
-# destination address of the first byte, not a chunk size; the destination takes
-# k_d = (addr - block base) >> 26 = 0 for all four, registers [start(0), end(0)) = the 64 MiB
-# block once and returns the same rkey for each; every QEMU write (never beyond its own
-# 1 MiB chunk) lies inside that MR, so nothing is refused and memory is correct. The cost is
-# pinning: 64 MiB at peak instead of 4 MiB.
+# the whole block. Right per docs/protocol.md, 'Chunk arithmetic' and 'Chunk-size mismatch'
+# (row C_s < C_d): the request carries the destination address of the first byte, not a
+# chunk size; the destination takes k_d = (addr - block base) >> 26 = 0 for all four,
+# registers [start(0), end(0)) = the 64 MiB block once and returns the same rkey for each;
+# every QEMU write (never beyond its own 1 MiB chunk) lies inside that MR, so nothing is
+# refused and memory is correct. The cost is pinning: 64 MiB at peak instead of 4 MiB.
 @test "qemu runner: QEMU source (fixed 1M) -> migbed dest --chunk-size 64M: completes, one 64M registration" {
   runner --direction qemu-to-migbed --chunk-size 64M --json "$D/r.json"
   [ "$status" -eq 0 ]
@@ -424,9 +441,10 @@ qemu_has_chunk_param() {  # asks the runner once per file (--check starts the QE
 
 # The chunk-size matrix with QEMU's x-rdma-chunk-size (QEMU 11.1+; skipped on 7.2, so
 # `QEMU=/path/to/qemu-system-x86_64 bats bats/verbs/qemu.bats` in the VM runs it against a
-# user's build). Expected outcomes from the spec (§4.5, inferred from rdma.c, not yet observed
-# against such a QEMU): a source chunk larger than the destination's fails (the write leaves
-# the registered chunk: REM_ACCESS_ERR at the source), a smaller or equal one completes.
+# user's build). Expected outcomes from docs/protocol.md, 'Chunk-size mismatch' (inferred
+# from rdma.c, not yet observed against such a QEMU): a source chunk larger than the
+# destination's fails (the write leaves the registered chunk: REM_ACCESS_ERR at the source),
+# a smaller or equal one completes.
 chunk_case() {  # DIRECTION QEMU_CHUNK MIGBED_CHUNK
   if ! qemu_has_chunk_param; then skip "$QEMU has no x-rdma-chunk-size parameter (fixed 1 MiB chunk)"; fi
   runner --direction "$1" --qemu-chunk-size "$2" --chunk-size "$3" --json "$D/r.json"

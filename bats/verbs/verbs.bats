@@ -6,21 +6,17 @@
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
 BUILD=${MIGBED_BUILD:-$BATS_TEST_DIRNAME/../../build}
 S=$BATS_TEST_DIRNAME/../scenarios
-
-json_field() {  # json_field FILE KEY -> the first value of "KEY": in the file
-  grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2- | tr -d '"'
-}
+load ../helpers
 
 # No QP, MR, PD or CM id of a migbed process may be left once it has exited.
 no_rdma_leftovers() {
-  run rdma resource show qp
-  [[ "$output" != *migbed* ]]
-  run rdma resource show mr
-  [[ "$output" != *migbed* ]]
-  run rdma resource show pd
-  [[ "$output" != *migbed* ]]
-  run rdma resource show cm_id
-  [[ "$output" != *migbed* ]]
+  local r
+  for r in qp mr pd cm_id; do
+    run rdma resource show "$r"
+    echo "rdma resource show $r -> $status: $output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *migbed* ]]
+  done
 }
 
 run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
@@ -65,7 +61,7 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
   run_verbs "$S/model-rand-set-1m-pin-all.scn" --guest 128M
   [ "$status" -eq 0 ]
   [[ "${lines[-1]}" == *"verdict=pass status=completed"* ]]
-  [ "$(json_field "$BATS_TEST_TMPDIR/v.json" pin-all)" = true ]
+  [ "$(jq '.metrics.migbed."pin-all"' "$BATS_TEST_TMPDIR/v.json")" = true ]
   no_rdma_leftovers
 }
 
@@ -87,10 +83,8 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
 
 @test "verbs: two processes, migbed dest and migbed source across the veth wire" {
   args=(--guest 64M --worker-bytes 8M --seed 3)
-  "$MIGBED" dest --listen 198.18.0.1:29300 "${args[@]}" --accept-timeout-ms 30000 \
-    --json "$BATS_TEST_TMPDIR/d.json" >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
-  dpid=$!
-  sleep 1
+  start_dest "$BATS_TEST_TMPDIR/dest.out" 29300 "${args[@]}" --accept-timeout-ms "$(scaled 30000)" \
+    --json "$BATS_TEST_TMPDIR/d.json"
   run "$MIGBED" source --connect 198.18.0.1:29300@198.18.0.2 "${args[@]}" --json "$BATS_TEST_TMPDIR/s.json"
   echo "source: $output"
   wait "$dpid" && drc=0 || drc=$?
@@ -99,16 +93,13 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
   [ "$drc" -eq 0 ]
   [[ "${lines[-1]}" == "migbed: verdict=pass status=completed cause=NONE side=-" ]]
   grep -q 'verdict=pass status=completed' "$BATS_TEST_TMPDIR/dest.out"
-  [ "$(json_field "$BATS_TEST_TMPDIR/d.json" verified)" = true ]
+  [ "$(jq .verified "$BATS_TEST_TMPDIR/d.json")" = true ]
   no_rdma_leftovers
 }
 
 @test "verbs: two processes, a chunk-size mismatch fails on both sides" {
   args=(--guest 64M --worker-bytes 8M --seed 3 --chunk-size 64M --dst-chunk-size 1M --expect failed:REMOTE_ACCESS_ERROR)
-  "$MIGBED" dest --listen 198.18.0.1:29301 "${args[@]}" --accept-timeout-ms 30000 \
-    >"$BATS_TEST_TMPDIR/dest.out" 2>&1 3>&- &
-  dpid=$!
-  sleep 1
+  start_dest "$BATS_TEST_TMPDIR/dest.out" 29301 "${args[@]}" --accept-timeout-ms "$(scaled 30000)"
   run "$MIGBED" source --connect 198.18.0.1:29301@198.18.0.2 "${args[@]}"
   echo "source: $output"
   wait "$dpid" && drc=0 || drc=$?
