@@ -51,7 +51,7 @@ int cmd_causes(int argc, char **argv)
 		else
 			only = argv[i];
 	}
-	int c0 = 1, c1 = CAUSE_COUNT;
+	int c0 = CAUSE_FIRST, c1 = CAUSE_END;
 	if (only) {
 		c0 = cause_lookup(only);
 		if (!c0) {

@@ -10,9 +10,9 @@ struct cause_row {
 	const char *name, *message, *hint, *qemu;
 };
 
+static const struct cause_row none_row = { "NONE", "no failure", "", "" };
 static const struct cause_row cause_rows[CAUSE_COUNT] = {
-	[CAUSE_NONE] = { "NONE", "no failure", "", "" },
-#define CAUSE_ROW_(name, msg, hint, qemu) [CAUSE_##name] = { #name, msg, hint, qemu },
+#define CAUSE_ROW_(name, msg, hint, qemu) [CAUSE_##name - CAUSE_FIRST] = { #name, msg, hint, qemu },
 	CAUSE_TABLE(CAUSE_ROW_)
 #undef CAUSE_ROW_
 };
@@ -21,9 +21,11 @@ static const struct cause_row *row(int c)
 {
 	if (c < 0)
 		c = -c;
-	if (c >= CAUSE_COUNT)
+	if (c == CAUSE_NONE)
+		return &none_row;
+	if (!cause_valid(c))
 		return NULL;
-	return &cause_rows[c];
+	return &cause_rows[c - CAUSE_FIRST];
 }
 
 const char *cause_name(int c)
@@ -52,16 +54,33 @@ const char *cause_qemu(int c)
 
 int cause_lookup(const char *name)
 {
-	for (int c = 1; c < CAUSE_COUNT; c++)
-		if (strcmp(cause_rows[c].name, name) == 0)
-			return c;
+	for (int i = 0; i < CAUSE_COUNT; i++)
+		if (strcmp(cause_rows[i].name, name) == 0)
+			return CAUSE_FIRST + i;
 	return 0;
+}
+
+int cause_checked(int c, char *detail, size_t n)
+{
+	if (c < 0)
+		c = -c;
+	if (cause_valid(c))
+		return c;
+	if (detail && n)
+		snprintf(detail, n, "a value that is not a cause reached the cause table: %d (errno %s?)", c,
+			 strerror(c));
+	return CAUSE_INTERNAL;
 }
 
 int cause_set(struct cause_ctx *cx, int cause, const char *fmt, ...)
 {
 	if (cause < 0)
 		cause = -cause;
+	if (!cause_valid(cause)) {
+		if (cx->cause == 0)
+			cx->cause = cause_checked(cause, cx->detail, sizeof cx->detail);
+		return -CAUSE_INTERNAL;
+	}
 	if (cx->cause == 0) {
 		cx->cause = cause;
 		va_list ap;

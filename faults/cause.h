@@ -3,13 +3,14 @@
  * Every failure path in the protocol, the engine and the transports ends in exactly one row
  * of this table. A row is X(NAME, message, hint, qemu): NAME is stable (printed, grepped by
  * the Bats tests, counted by the coverage map), message is one line, hint says what to look
- * at, qemu lists the messages QEMU prints in the same situation (spec §4.2), separated by
- * " | ", so a person holding a QEMU log can find the row.
+ * at, qemu lists the messages QEMU prints in the same situation, separated by " | ", so a
+ * person holding a QEMU log can find the row (docs/protocol.md, 'QEMU error messages').
  *
  * Functions return 0 or a negative cause code (-CAUSE_x); details (block, chunk, rkey, the
  * work-completion status) travel beside it in a struct cause_ctx. */
 #ifndef MIGBED_FAULTS_CAUSE_H
 #define MIGBED_FAULTS_CAUSE_H
+#include <stddef.h>
 #include <stdint.h>
 
 #define CAUSE_TABLE(X) \
@@ -206,13 +207,31 @@ X(QEMU_STREAM_TRUNCATED, "the migration stream from QEMU ended in the middle", \
   "the source stopped or the capture was cut; the detail says what was expected", \
   "(QEMU 7.2) load of migration failed: Input/output error")
 
+/* Causes have their own numeric range, disjoint from errno (Linux errno values are below
+ * 4096): a stray -ENOMEM where a -CAUSE_x belongs can never print as a plausible wrong name.
+ * cause_name() of a value outside the range is "UNKNOWN"; cause_set() records one as
+ * INTERNAL, naming the errno, rather than guessing. Codes run CAUSE_FIRST .. CAUSE_END - 1. */
+#define CAUSE_BASE 0x10000
 enum cause_code {
 	CAUSE_NONE = 0,
+	CAUSE_BASE_ = CAUSE_BASE,
 #define CAUSE_ENUM_(name, msg, hint, qemu) CAUSE_##name,
 	CAUSE_TABLE(CAUSE_ENUM_)
 #undef CAUSE_ENUM_
-	CAUSE_COUNT
+	CAUSE_END
 };
+#define CAUSE_FIRST (CAUSE_BASE + 1)
+#define CAUSE_COUNT (CAUSE_END - CAUSE_FIRST)   /* rows of the table (NONE not counted) */
+_Static_assert(CAUSE_BASE > 4095, "causes are disjoint from errno");
+_Static_assert(CAUSE_COUNT > 0, "the cause table has rows");
+
+/* c (or -c) is a cause code of the table: CAUSE_FIRST .. CAUSE_END - 1. */
+static inline int cause_valid(int c)
+{
+	if (c < 0)
+		c = -c;
+	return c >= CAUSE_FIRST && c < CAUSE_END;
+}
 
 /* "REMOTE_ACCESS_ERROR"; "NONE" for 0; "UNKNOWN" for out-of-range. Accepts c or -c. */
 const char *cause_name(int c);
@@ -231,7 +250,14 @@ struct cause_ctx {
 	char detail[CAUSE_DETAIL_MAX]; /* "block=pc.ram chunk=3 rkey=0x1234 status=REM_ACCESS_ERR (remote access error)" */
 };
 
-/* Record the first failure only (later ones are consequences). Returns -cause. */
+/* At a boundary where a value is taken as a cause: the positive cause code of c (or -c);
+ * a value that is not one (an errno) gives CAUSE_INTERNAL and, if detail is given, says so
+ * there (n bytes). */
+int cause_checked(int c, char *detail, size_t n);
+
+/* Record the first failure only (later ones are consequences). Returns -cause. A value
+ * that is not a cause (an errno that crossed the boundary) is recorded as INTERNAL with the
+ * errno named in the detail: a bug in migbed, never a plausible wrong name. */
 int cause_set(struct cause_ctx *cx, int cause, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

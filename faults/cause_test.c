@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <string.h>
 
 #include "faults/cause.h"
@@ -41,7 +42,7 @@ static void test_rows_complete_and_unique(void **state)
 {
 	(void)state;
 	assert_true(CAUSE_COUNT > 1);
-	for (int c = 1; c < CAUSE_COUNT; c++) {
+	for (int c = CAUSE_FIRST; c < CAUSE_END; c++) {
 		const char *n = cause_name(c);
 		assert_non_null(n);
 		assert_true(strlen(n) > 0);
@@ -56,10 +57,10 @@ static void test_rows_complete_and_unique(void **state)
 		if (strlen(cause_hint(c)) == 0)
 			fail_msg("cause %s has no hint", n);
 		assert_non_null(cause_qemu(c));
-		for (int d = 1; d < c; d++)
+		for (int d = CAUSE_FIRST; d < c; d++)
 			if (strcmp(n, cause_name(d)) == 0)
 				fail_msg("causes %d and %d share the name %s", d, c, n);
-		for (int d = 1; d < c; d++)
+		for (int d = CAUSE_FIRST; d < c; d++)
 			if (strcmp(cause_message(c), cause_message(d)) == 0)
 				fail_msg("causes %s and %s share a message", cause_name(d), n);
 	}
@@ -81,7 +82,7 @@ static void test_known_rows(void **state)
 static void test_lookup_round_trip(void **state)
 {
 	(void)state;
-	for (int c = 1; c < CAUSE_COUNT; c++)
+	for (int c = CAUSE_FIRST; c < CAUSE_END; c++)
 		assert_int_equal(cause_lookup(cause_name(c)), c);
 	assert_int_equal(cause_lookup("VERIFY_MISMATCH"), CAUSE_VERIFY_MISMATCH);
 	assert_int_equal(cause_lookup("NO_SUCH_CAUSE"), 0);
@@ -95,13 +96,38 @@ static void test_lookup_round_trip(void **state)
 static void test_out_of_range(void **state)
 {
 	(void)state;
-	assert_string_equal(cause_name(CAUSE_COUNT), "UNKNOWN");
-	assert_string_equal(cause_name(-CAUSE_COUNT), "UNKNOWN");
-	assert_string_equal(cause_name(CAUSE_COUNT + 100), "UNKNOWN");
+	assert_string_equal(cause_name(CAUSE_END), "UNKNOWN");
+	assert_string_equal(cause_name(-CAUSE_END), "UNKNOWN");
+	assert_string_equal(cause_name(CAUSE_END + 100), "UNKNOWN");
 	assert_string_equal(cause_name(-12345), "UNKNOWN");
-	assert_true(strlen(cause_message(CAUSE_COUNT)) > 0);
-	assert_string_equal(cause_hint(CAUSE_COUNT), "");
-	assert_string_equal(cause_qemu(CAUSE_COUNT), "");
+	assert_string_equal(cause_name(CAUSE_BASE), "UNKNOWN");
+	assert_true(strlen(cause_message(CAUSE_END)) > 0);
+	assert_string_equal(cause_hint(CAUSE_END), "");
+	assert_string_equal(cause_qemu(CAUSE_END), "");
+	/* an errno is never a cause: a stray -ENOMEM does not print as some cause's name */
+	for (int e = 1; e < 4096; e++) {
+		assert_false(cause_valid(e));
+		assert_false(cause_valid(-e));
+		assert_string_equal(cause_name(-e), "UNKNOWN");
+	}
+	assert_true(cause_valid(CAUSE_FIRST) && cause_valid(-(CAUSE_END - 1)));
+	assert_false(cause_valid(CAUSE_NONE));
+}
+
+/* An errno handed to cause_set (a bug: the boundary mixed the two) becomes INTERNAL naming
+ * the errno, not the cause that happens to share its number. */
+static void test_set_errno_is_internal(void **state)
+{
+	(void)state;
+	struct cause_ctx cx;
+	memset(&cx, 0, sizeof cx);
+	assert_int_equal(cause_set(&cx, -ENOMEM, "posting"), -CAUSE_INTERNAL);
+	assert_int_equal(cx.cause, CAUSE_INTERNAL);
+	assert_non_null(strstr(cx.detail, "not a cause"));
+	assert_non_null(strstr(cx.detail, strerror(ENOMEM)));
+	/* first wins still */
+	assert_int_equal(cause_set(&cx, CAUSE_TIMEOUT, "later"), -CAUSE_TIMEOUT);
+	assert_int_equal(cx.cause, CAUSE_INTERNAL);
 }
 
 static void test_set_first_wins(void **state)
@@ -148,6 +174,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_round_trip),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_set_first_wins),
+		cmocka_unit_test(test_set_errno_is_internal),
 		cmocka_unit_test(test_set_detail_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,11 +3,7 @@
 
 #include <inttypes.h>
 
-static const char *const msg_tokens[METRICS_MSG_TYPES] = {
-	"none", "error", "ready", "qemu_file", "ram_blocks_request", "ram_blocks_result",
-	"compress", "register_request", "register_result", "register_finished",
-	"unregister_request", "unregister_finished",
-};
+#include "vocab/vocab.h"
 
 double metrics_mbps(uint64_t transferred_bytes, uint64_t total_ms, uint64_t setup_ms)
 {
@@ -44,11 +40,11 @@ void metrics_print_human(const struct metrics *m, FILE *f)
 	fprintf(f, "control messages sent by src:");
 	for (int i = 1; i < METRICS_MSG_TYPES; i++)
 		if (m->src.msgs_sent[i])
-			fprintf(f, " %s=%" PRIu64, msg_tokens[i], m->src.msgs_sent[i]);
+			fprintf(f, " %s=%" PRIu64, vocab_msg_type_token((unsigned)i), m->src.msgs_sent[i]);
 	fprintf(f, "\ncontrol messages sent by dst:");
 	for (int i = 1; i < METRICS_MSG_TYPES; i++)
 		if (m->dst.msgs_sent[i])
-			fprintf(f, " %s=%" PRIu64, msg_tokens[i], m->dst.msgs_sent[i]);
+			fprintf(f, " %s=%" PRIu64, vocab_msg_type_token((unsigned)i), m->dst.msgs_sent[i]);
 	fprintf(f, "\nguest pages written during migration: %" PRIu64 "\n", m->guest_pages_written);
 }
 
@@ -57,10 +53,10 @@ static void json_side(const struct metrics_side *s, FILE *f)
 	fprintf(f, "{\"registrations\":%" PRIu64 ",\"pinned-peak-bytes\":%" PRIu64 ",\"messages-sent\":{",
 		s->registrations, s->pinned_peak_bytes);
 	for (int i = 1; i < METRICS_MSG_TYPES; i++)
-		fprintf(f, "%s\"%s\":%" PRIu64, i > 1 ? "," : "", msg_tokens[i], s->msgs_sent[i]);
+		fprintf(f, "%s\"%s\":%" PRIu64, i > 1 ? "," : "", vocab_msg_type_token((unsigned)i), s->msgs_sent[i]);
 	fprintf(f, "},\"messages-received\":{");
 	for (int i = 1; i < METRICS_MSG_TYPES; i++)
-		fprintf(f, "%s\"%s\":%" PRIu64, i > 1 ? "," : "", msg_tokens[i], s->msgs_recv[i]);
+		fprintf(f, "%s\"%s\":%" PRIu64, i > 1 ? "," : "", vocab_msg_type_token((unsigned)i), s->msgs_recv[i]);
 	fprintf(f, "}}");
 }
 

@@ -1,14 +1,15 @@
-/* metrics - what a run reports, named as QEMU's query-migrate does (spec §7.1) plus
- * migbed's own counters. Printed as an HMP-`info migrate`-like summary or as JSON with a
- * stable key order (deterministic on the model backend: no wall-clock value unless the
- * caller sets include_wall). */
+/* metrics - what a run reports, named as QEMU's query-migrate does plus migbed's own
+ * counters (docs/protocol.md, 'Metrics'). Printed as an HMP-`info migrate`-like summary or
+ * as JSON with a stable key order (deterministic on the model backend: no wall-clock value
+ * unless the caller sets include_wall). */
 #ifndef MIGBED_SIM_METRICS_H
 #define MIGBED_SIM_METRICS_H
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "vocab/vocab.h"
 
-#define METRICS_MSG_TYPES 12
+#define METRICS_MSG_TYPES VOCAB_MSG_TYPE_COUNT   /* by control message type */
 
 struct metrics_side {
 	uint64_t registrations;

@@ -299,58 +299,7 @@ static const char *wc_op_str(int opcode)
 	}
 }
 
-/* ---- names -------------------------------------------------------------------------------- */
-
-static const char *const wc_status_str[HCA_WC_STATUS_COUNT] = {
-	"success", "local length error", "local QP operation error",
-	"local EE context operation error", "local protection error",
-	"Work Request Flushed Error", "memory management operation error", "bad response error",
-	"local access error", "remote invalid request error", "remote access error",
-	"remote operation error", "transport retry counter exceeded",
-	"RNR retry counter exceeded", "local RDD violation error", "remote invalid RD request",
-	"aborted error", "invalid EE context number", "invalid EE context state", "fatal error",
-	"response timeout error", "general error",
-};
-
-static const char *const wc_status_name[HCA_WC_STATUS_COUNT] = {
-	"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR", "LOC_PROT_ERR",
-	"WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR", "LOC_ACCESS_ERR", "REM_INV_REQ_ERR",
-	"REM_ACCESS_ERR", "REM_OP_ERR", "RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR",
-	"REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR", "INV_EEC_STATE_ERR", "FATAL_ERR",
-	"RESP_TIMEOUT_ERR", "GENERAL_ERR",
-};
-
-static const char *const cm_event_name[] = {
-	"RDMA_CM_EVENT_ADDR_RESOLVED", "RDMA_CM_EVENT_ADDR_ERROR",
-	"RDMA_CM_EVENT_ROUTE_RESOLVED", "RDMA_CM_EVENT_ROUTE_ERROR",
-	"RDMA_CM_EVENT_CONNECT_REQUEST", "RDMA_CM_EVENT_CONNECT_RESPONSE",
-	"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE", "RDMA_CM_EVENT_REJECTED",
-	"RDMA_CM_EVENT_ESTABLISHED", "RDMA_CM_EVENT_DISCONNECTED",
-	"RDMA_CM_EVENT_DEVICE_REMOVAL", "RDMA_CM_EVENT_MULTICAST_JOIN",
-	"RDMA_CM_EVENT_MULTICAST_ERROR", "RDMA_CM_EVENT_ADDR_CHANGE",
-	"RDMA_CM_EVENT_TIMEWAIT_EXIT",
-};
-
-const char *hca_wc_status_str(int status)
-{
-	if (status < 0 || status >= HCA_WC_STATUS_COUNT)
-		return "unknown";
-	return wc_status_str[status];
-}
-
-const char *hca_wc_status_name(int status)
-{
-	if (status < 0 || status >= HCA_WC_STATUS_COUNT)
-		return "UNKNOWN";
-	return wc_status_name[status];
-}
-
-const char *hca_cm_event_name(int type)
-{
-	if (type < 0 || (size_t)type >= sizeof(cm_event_name) / sizeof(cm_event_name[0]))
-		return "UNKNOWN EVENT";
-	return cm_event_name[type];
-}
+/* ---- costs --------------------------------------------------------------------------------- */
 
 void hca_cost_defaults(struct hca_cost *c)
 {
@@ -477,7 +426,8 @@ static int qp_to_error_now(hca_ep *ep)
 	return rc;
 }
 
-/* Errors after which the responder's QP is in error too (verbs-facts §1). */
+/* Errors after which the responder's QP is in error too
+ * (docs/verbs-facts.md, 'WRITE outside the remote MR'). */
 static bool status_kills_responder(int status)
 {
 	return status == HCA_WC_REM_ACCESS_ERR || status == HCA_WC_REM_INV_REQ_ERR ||

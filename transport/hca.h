@@ -32,41 +32,24 @@
 #include <stdint.h>
 #include "sim/evlog.h"
 #include "sim/vclock.h"
+#include "vocab/vocab.h"
 
 struct mem;
 struct fault_plan;
 
 enum hca_backend_kind { HCA_BACKEND_MODEL, HCA_BACKEND_VERBS };
 
-/* Same numbering as enum ibv_wc_status. */
+/* Same numbering as enum ibv_wc_status (vocab/vocab.h: VOCAB_WC_STATUS). */
 enum hca_wc_status {
-	HCA_WC_SUCCESS = 0,
-	HCA_WC_LOC_LEN_ERR = 1,
-	HCA_WC_LOC_QP_OP_ERR = 2,
-	HCA_WC_LOC_EEC_OP_ERR = 3,
-	HCA_WC_LOC_PROT_ERR = 4,
-	HCA_WC_WR_FLUSH_ERR = 5,
-	HCA_WC_MW_BIND_ERR = 6,
-	HCA_WC_BAD_RESP_ERR = 7,
-	HCA_WC_LOC_ACCESS_ERR = 8,
-	HCA_WC_REM_INV_REQ_ERR = 9,
-	HCA_WC_REM_ACCESS_ERR = 10,
-	HCA_WC_REM_OP_ERR = 11,
-	HCA_WC_RETRY_EXC_ERR = 12,
-	HCA_WC_RNR_RETRY_EXC_ERR = 13,
-	HCA_WC_LOC_RDD_VIOL_ERR = 14,
-	HCA_WC_REM_INV_RD_REQ_ERR = 15,
-	HCA_WC_REM_ABORT_ERR = 16,
-	HCA_WC_INV_EECN_ERR = 17,
-	HCA_WC_INV_EEC_STATE_ERR = 18,
-	HCA_WC_FATAL_ERR = 19,
-	HCA_WC_RESP_TIMEOUT_ERR = 20,
-	HCA_WC_GENERAL_ERR = 21,
+#define X(NAME, v, text) HCA_WC_##NAME = (v),
+	VOCAB_WC_STATUS(X)
+#undef X
 	HCA_WC_STATUS_COUNT
 };
+_Static_assert(HCA_WC_STATUS_COUNT == VOCAB_WC_STATUS_COUNT, "VOCAB_WC_STATUS is dense");
 /* ibv_wc_status_str()'s text ("remote access error"), and a token ("REM_ACCESS_ERR"). */
-const char *hca_wc_status_str(int status);
-const char *hca_wc_status_name(int status);
+static inline const char *hca_wc_status_str(int status) { return vocab_wc_status_text(status); }
+static inline const char *hca_wc_status_name(int status) { return vocab_wc_status_name(status); }
 
 enum hca_wc_opcode { HCA_WC_OP_SEND = 0, HCA_WC_OP_RDMA_WRITE = 1, HCA_WC_OP_RECV = 128 };
 enum hca_cq_kind { HCA_CQ_SEND = 0, HCA_CQ_RECV = 1 };
@@ -86,23 +69,15 @@ struct hca_wc {
 	uint64_t t_ns;         /* virtual time at which the completion became visible */
 };
 
-/* CM events, same numbering as enum rdma_cm_event_type. */
+/* CM events, same numbering as enum rdma_cm_event_type (vocab/vocab.h: VOCAB_CM_EVENT). */
 enum hca_cm_event_type {
-	HCA_CM_ADDR_RESOLVED = 0,
-	HCA_CM_ADDR_ERROR = 1,
-	HCA_CM_ROUTE_RESOLVED = 2,
-	HCA_CM_ROUTE_ERROR = 3,
-	HCA_CM_CONNECT_REQUEST = 4,
-	HCA_CM_CONNECT_RESPONSE = 5,
-	HCA_CM_CONNECT_ERROR = 6,
-	HCA_CM_UNREACHABLE = 7,
-	HCA_CM_REJECTED = 8,
-	HCA_CM_ESTABLISHED = 9,
-	HCA_CM_DISCONNECTED = 10,
-	HCA_CM_DEVICE_REMOVAL = 11,
-	HCA_CM_TIMEWAIT_EXIT = 15
+#define X(NAME, v, tok) HCA_CM_##NAME = (v),
+	VOCAB_CM_EVENT(X)
+#undef X
+	HCA_CM_EVENT_COUNT
 };
-const char *hca_cm_event_name(int type);
+_Static_assert(HCA_CM_EVENT_COUNT == VOCAB_CM_EVENT_COUNT, "VOCAB_CM_EVENT is dense");
+static inline const char *hca_cm_event_name(int type) { return vocab_cm_event_name(type); }
 
 #define HCA_PDATA_MAX 196      /* rdma_cm delivers up to 56 (REQ) / 196 (REP) bytes */
 struct hca_cm_event {

@@ -1,11 +1,11 @@
 /* hca_verbs - the seam's real backend: rdma-core (libibverbs + librdmacm) on rxe, siw or a NIC.
  *
- * Shaped like QEMU's RDMA migration (spec §1.2): per endpoint one rdma_cm id (RDMA_PS_TCP),
- * one PD, a send CQ and a recv CQ each with its own completion channel, one RC QP made by
- * rdma_create_qp. One rdma_cm event channel per world serves every id of the world; its
- * events are read nonblocking and demultiplexed into per-endpoint event queues and
- * per-listener connect-request queues ("pumping"). Every event is acked as soon as it has
- * been copied, so rdma_destroy_id never waits.
+ * Shaped like QEMU's RDMA migration (docs/protocol.md, 'Verbs objects'): per endpoint one
+ * rdma_cm id (RDMA_PS_TCP), one PD, a send CQ and a recv CQ each with its own completion
+ * channel, one RC QP made by rdma_create_qp. One rdma_cm event channel per world serves
+ * every id of the world; its events are read nonblocking and demultiplexed into
+ * per-endpoint event queues and per-listener connect-request queues ("pumping"). Every event
+ * is acked as soon as it has been copied, so rdma_destroy_id never waits.
  *
  * Everything is nonblocking except ep_create, which waits (bounded: 10 s per step, as QEMU)
  * for ADDR_RESOLVED and ROUTE_RESOLVED on the CM channel. The front end owns timing and
@@ -16,9 +16,10 @@
  * Addresses: "IPV4:PORT" or "[IPV6]:PORT", and for the active side an optional "@SRC_IP"
  * ("198.18.0.1:29200@198.18.0.2") to resolve from a given local address, i.e. device.
  *
- * rxe quirk handled here (verbs-facts §3e): a RECV posted to a QP already in ERR is never
- * flushed by rxe's provider. After each post_recv the QP state is checked (cached once
- * known to be ERR) and, if ERR, the QP is moved to ERR again, which flushes it. */
+ * rxe quirk handled here (docs/verbs-facts.md, 'RECV posted to an ERR QP'): a RECV posted
+ * to a QP already in ERR is never flushed by rxe's provider. After each post_recv the QP
+ * state is checked (cached once known to be ERR) and, if ERR, the QP is moved to ERR again,
+ * which flushes it. */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,11 +55,13 @@
 _Static_assert((int)HCA_ACCESS_LOCAL_WRITE == (int)IBV_ACCESS_LOCAL_WRITE, "access bits");
 _Static_assert((int)HCA_ACCESS_REMOTE_WRITE == (int)IBV_ACCESS_REMOTE_WRITE, "access bits");
 _Static_assert((int)HCA_ACCESS_REMOTE_READ == (int)IBV_ACCESS_REMOTE_READ, "access bits");
-_Static_assert((int)HCA_WC_REM_ACCESS_ERR == (int)IBV_WC_REM_ACCESS_ERR, "wc status numbering");
-_Static_assert((int)HCA_WC_GENERAL_ERR == (int)IBV_WC_GENERAL_ERR, "wc status numbering");
-_Static_assert((int)HCA_CM_ESTABLISHED == (int)RDMA_CM_EVENT_ESTABLISHED, "cm event numbering");
-_Static_assert((int)HCA_CM_DEVICE_REMOVAL == (int)RDMA_CM_EVENT_DEVICE_REMOVAL, "cm numbering");
-_Static_assert((int)HCA_CM_TIMEWAIT_EXIT == (int)RDMA_CM_EVENT_TIMEWAIT_EXIT, "cm event numbering");
+/* every row of vocab/vocab.h's tables is rdma-core's own numbering */
+#define X(NAME, v, text) _Static_assert((int)HCA_WC_##NAME == (int)IBV_WC_##NAME, "wc status " #NAME);
+VOCAB_WC_STATUS(X)
+#undef X
+#define X(NAME, v, tok) _Static_assert((int)HCA_CM_##NAME == (int)RDMA_CM_EVENT_##NAME, "cm event " #NAME);
+VOCAB_CM_EVENT(X)
+#undef X
 _Static_assert(HCA_PDATA_MAX >= VERBS_REP_PDATA_MAX, "private data fits");
 
 struct verbs_addr {
@@ -658,7 +661,8 @@ static int verbs_conn_param(const struct hca_conn_params *p, uint8_t pdata_max,
 	return 0;
 }
 
-/* rxe does not flush a RECV posted to an ERR QP (verbs-facts §3e): modify to ERR again. */
+/* rxe does not flush a RECV posted to an ERR QP: modify to ERR again (docs/verbs-facts.md,
+ * 'RECV posted to an ERR QP'). */
 static int verbs_recv_post(struct verbs_ep *e, uint64_t wr_id, uint64_t addr, uint32_t len,
 			   uint32_t lkey)
 {
@@ -1032,7 +1036,8 @@ static int verbs_poll_event(hca_ep *ep, struct hca_cm_event *ev)
 	return verbs_evq_pop(e, ev) ? 1 : e->vw->cm_error;
 }
 
-/* rdma_disconnect moves our own QP to ERR synchronously (verbs-facts §3b). */
+/* rdma_disconnect moves our own QP to ERR synchronously
+ * (docs/verbs-facts.md, 'rdma_disconnect'). */
 static int verbs_disconnect(hca_ep *ep)
 {
 	struct verbs_ep *e = hca_ep_priv(ep);

@@ -1,4 +1,4 @@
-/* proto - QEMU's RDMA migration protocol (spec §1-§4) over the hca seam.
+/* proto - QEMU's RDMA migration protocol (docs/protocol.md) over the hca seam.
  *
  * The source is blocking code driven by the pre-copy engine: it connects with the
  * capability private data, speaks the READY-credit control channel, exchanges RAM blocks,
@@ -94,6 +94,8 @@ int proto_src_await_peer(proto_src *s);
 /* Bytes counted as transferred so far (stream + RDMA, counted when posted). */
 uint64_t proto_src_transferred(const proto_src *s);
 bool proto_src_pin_all(const proto_src *s);
+/* The chunk size the source uses: its own, or the destination's after negotiation adapted it. */
+uint64_t proto_src_chunk_bytes(const proto_src *s);
 const struct proto_stats *proto_src_stats(const proto_src *s);
 const struct cause_ctx *proto_src_cause(const proto_src *s);
 /* Record a failure detected outside the protocol (e.g. by the engine). */

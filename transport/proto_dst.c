@@ -61,14 +61,14 @@ static uint64_t now(proto_dst *d) { return vclock_now_ns(hca_world_clock(d->w));
 static int fail(proto_dst *d, int cause, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(proto_dst *d, int cause, const char *fmt, ...)
 {
-	cause = cause < 0 ? -cause : cause;
 	if (d->cx.cause == 0) {
 		va_list ap;
 		va_start(ap, fmt);
 		vsnprintf(d->cx.detail, sizeof d->cx.detail, fmt, ap);
 		va_end(ap);
-		d->cx.cause = cause;
+		d->cx.cause = cause_checked(cause, d->cx.detail, sizeof d->cx.detail);
 	}
+	cause = cause_checked(cause, NULL, 0);
 	if (d->cx.t_ns == 0)
 		d->cx.t_ns = now(d);
 	if (d->state != PROTO_DST_RUNNING)
@@ -268,7 +268,7 @@ static int poll_cm(proto_dst *d)
 	return 1;
 }
 
-/* ---- registration handler (spec §2.6, §3.3, §3.6) --------------------------------------- */
+/* ---- registration handler (docs/protocol.md, 'Migration sequence', 'Registration', 'pin-all') */
 
 static void pinned(proto_dst *d, uint64_t bytes)
 {

@@ -57,11 +57,11 @@ static int vfail(proto_src *s, uint64_t t_ns, int cause, const char *fmt, va_lis
 {
 	if (s->cx.cause == 0) {
 		vsnprintf(s->cx.detail, sizeof s->cx.detail, fmt, ap);
-		s->cx.cause = cause < 0 ? -cause : cause;
+		s->cx.cause = cause_checked(cause, s->cx.detail, sizeof s->cx.detail);
 		s->cx.t_ns = t_ns;
 		evlog_emit(hca_world_evlog(s->w), SRC, "fail", "cause=%s", cause_name(s->cx.cause));
 	}
-	return -(cause < 0 ? -cause : cause);
+	return -cause_checked(cause, NULL, 0);
 }
 
 static int fail(proto_src *s, int cause, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -347,8 +347,9 @@ static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, s
 	return fail(s, CAUSE_UNEXPECTED_MESSAGE, "too many unexpected completions while waiting for %s", what);
 }
 
-/* exchange_send (spec §2.4): READY credit, pre-posted response slot, SEND, response. The
- * optional callback runs between the SEND and the response (pin-all local registration). */
+/* exchange_send (docs/protocol.md, 'Credit discipline'): READY credit, pre-posted response
+ * slot, SEND, response. The optional callback runs between the SEND and the response (pin-all
+ * local registration). */
 static int exchange_send(proto_src *s, uint32_t type, uint32_t repeat, const void *data, uint32_t len,
 			 uint32_t resp, struct wire_hdr *rh, int (*cb)(proto_src *))
 {
@@ -615,7 +616,7 @@ int proto_src_reg_stop(proto_src *s, bool setup)
 	return exchange_send(s, WIRE_REGISTER_FINISHED, 1, NULL, 0, 0, NULL, NULL);
 }
 
-/* ---- the write path (spec §3.3) ---------------------------------------------------------- */
+/* ---- the write path (docs/protocol.md, 'Write path', 'Registration', 'Zero pages') ------- */
 
 static int compress_chunk(proto_src *s, const struct merge *m)
 {
@@ -770,6 +771,7 @@ uint64_t proto_src_transferred(const proto_src *s)
 }
 
 bool proto_src_pin_all(const proto_src *s) { return s->pin_all; }
+uint64_t proto_src_chunk_bytes(const proto_src *s) { return UINT64_C(1) << s->o.chunk_shift; }
 const struct proto_stats *proto_src_stats(const proto_src *s) { return &s->st; }
 const struct cause_ctx *proto_src_cause(const proto_src *s) { return &s->cx; }
 

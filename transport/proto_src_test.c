@@ -1456,7 +1456,7 @@ static void test_connect_survives_each_failed_allocation(void **state)
 		if (rc) {
 			int cause = proto_src_cause(r.s)->cause;
 			assert_int_equal(rc, -cause);
-			assert_true(cause > CAUSE_NONE && cause < CAUSE_COUNT && cause != CAUSE_INTERNAL);
+			assert_true(cause_valid(cause) && cause != CAUSE_INTERNAL);
 			if (cause == CAUSE_RESOURCE_EXHAUSTED && strstr(proto_src_cause(r.s)->detail, "chunk bookkeeping"))
 				rechunk_failures++;
 		}

@@ -1,4 +1,6 @@
-/* wire - QEMU's RDMA migration wire formats (see wire.h; spec §1.3, §2.1-2.3, §3.1-3.3).
+/* wire - QEMU's RDMA migration wire formats (see wire.h; docs/protocol.md, 'Capabilities',
+ * 'Control header', 'Control messages', 'Work-request ids', 'Payload records' and
+ * 'Chunk arithmetic').
  *
  * Every record is read and written one field at a time in network byte order; no struct is
  * ever copied to or from a buffer. Decoders accept a buffer longer than the record (the
@@ -60,7 +62,7 @@ static int dec_check(const uint8_t *buf, size_t len, const void *out, size_t nee
 	return 0;
 }
 
-/* ---- capabilities (§1.3) ----------------------------------------------------------------- */
+/* ---- capabilities (docs/protocol.md, 'Capabilities') ------------------------------------- */
 
 int wire_caps_encode(const struct wire_caps *c, uint8_t *buf, size_t len)
 {
@@ -95,46 +97,16 @@ int wire_caps_decode(const uint8_t *buf, size_t len, struct wire_caps *out)
 	return 0;
 }
 
-/* ---- control header (§2.1, §2.2) --------------------------------------------------------- */
-
-static const char *const wire_names[WIRE_TYPE_COUNT] = {
-	[WIRE_NONE] = "NONE",
-	[WIRE_ERROR] = "ERROR",
-	[WIRE_READY] = "READY",
-	[WIRE_QEMU_FILE] = "QEMU FILE",
-	[WIRE_RAM_BLOCKS_REQUEST] = "RAM BLOCKS REQUEST",
-	[WIRE_RAM_BLOCKS_RESULT] = "RAM BLOCKS RESULT",
-	[WIRE_COMPRESS] = "COMPRESS",
-	[WIRE_REGISTER_REQUEST] = "REGISTER REQUEST",
-	[WIRE_REGISTER_RESULT] = "REGISTER RESULT",
-	[WIRE_REGISTER_FINISHED] = "REGISTER FINISHED",
-	[WIRE_UNREGISTER_REQUEST] = "UNREGISTER REQUEST",
-	[WIRE_UNREGISTER_FINISHED] = "UNREGISTER FINISHED",
-};
-
-static const char *const wire_tokens[WIRE_TYPE_COUNT] = {
-	[WIRE_NONE] = "none",
-	[WIRE_ERROR] = "error",
-	[WIRE_READY] = "ready",
-	[WIRE_QEMU_FILE] = "qemu_file",
-	[WIRE_RAM_BLOCKS_REQUEST] = "ram_blocks_request",
-	[WIRE_RAM_BLOCKS_RESULT] = "ram_blocks_result",
-	[WIRE_COMPRESS] = "compress",
-	[WIRE_REGISTER_REQUEST] = "register_request",
-	[WIRE_REGISTER_RESULT] = "register_result",
-	[WIRE_REGISTER_FINISHED] = "register_finished",
-	[WIRE_UNREGISTER_REQUEST] = "unregister_request",
-	[WIRE_UNREGISTER_FINISHED] = "unregister_finished",
-};
+/* ---- control header (docs/protocol.md, 'Control header', 'Control messages') ------------- */
 
 const char *wire_type_name(uint32_t type)
 {
-	return type < WIRE_TYPE_COUNT ? wire_names[type] : "??BAD CONTROL VALUE??";
+	return vocab_msg_type_name(type);
 }
 
 const char *wire_type_token(uint32_t type)
 {
-	return type < WIRE_TYPE_COUNT ? wire_tokens[type] : "bad";
+	return vocab_msg_type_token(type);
 }
 
 int wire_hdr_encode(const struct wire_hdr *h, uint8_t *buf, size_t len)
@@ -161,7 +133,7 @@ int wire_hdr_decode(const uint8_t *buf, size_t len, struct wire_hdr *out)
 	return 0;
 }
 
-/* ---- payload records (§3.1, §3.3, §3.5) -------------------------------------------------- */
+/* ---- payload records (docs/protocol.md, 'Payload records') ------------------------------- */
 
 int wire_dest_block_encode(const struct wire_dest_block *b, uint8_t *buf, size_t len)
 {
@@ -259,7 +231,7 @@ int wire_compress_decode(const uint8_t *buf, size_t len, struct wire_compress *o
 	return 0;
 }
 
-/* ---- work-request ids (§2.3) ------------------------------------------------------------- */
+/* ---- work-request ids (docs/protocol.md, 'Work-request ids') ----------------------------- */
 
 uint64_t wire_wrid_write(uint32_t block, uint64_t chunk)
 {
@@ -285,7 +257,7 @@ uint64_t wire_wrid_chunk(uint64_t wr_id)
 	return wr_id >> WIRE_WRID_CHUNK_SHIFT;
 }
 
-/* ---- chunk arithmetic (§3.2) ------------------------------------------------------------- */
+/* ---- chunk arithmetic (docs/protocol.md, 'Chunk arithmetic') ----------------------------- */
 
 uint64_t wire_chunk_index(uint64_t block_base, uint64_t h, unsigned shift)
 {

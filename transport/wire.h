@@ -1,5 +1,6 @@
-/* wire - QEMU's RDMA migration wire formats (../shared/spec/qemu-rdma-migration.md §1.3,
- * §2, §3), encoded and decoded field by field, big-endian, with no struct punning.
+/* wire - QEMU's RDMA migration wire formats (docs/protocol.md, 'Capabilities' to
+ * 'Chunk arithmetic'), encoded and decoded field by field, big-endian, with no struct
+ * punning.
  *
  * Every decoder validates lengths first and returns -EINVAL on a short or malformed
  * buffer; encoders return the number of bytes written or -ENOSPC. */
@@ -7,6 +8,7 @@
 #define MIGBED_TRANSPORT_WIRE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "vocab/vocab.h"
 
 /* ---- connection private data: RDMACapabilities (8 bytes) + migbed's extension ---------- */
 #define WIRE_CAP_VERSION        1u
@@ -34,21 +36,14 @@ int wire_caps_decode(const uint8_t *buf, size_t len, struct wire_caps *out);
 #define WIRE_QEMU_FILE_MAX      32768u
 #define WIRE_MAX_REPEAT         4096u
 
+/* The control message types (vocab/vocab.h: VOCAB_MSG_TYPE). */
 enum wire_type {
-	WIRE_NONE = 0,
-	WIRE_ERROR = 1,
-	WIRE_READY = 2,
-	WIRE_QEMU_FILE = 3,
-	WIRE_RAM_BLOCKS_REQUEST = 4,
-	WIRE_RAM_BLOCKS_RESULT = 5,
-	WIRE_COMPRESS = 6,
-	WIRE_REGISTER_REQUEST = 7,
-	WIRE_REGISTER_RESULT = 8,
-	WIRE_REGISTER_FINISHED = 9,
-	WIRE_UNREGISTER_REQUEST = 10,
-	WIRE_UNREGISTER_FINISHED = 11,
-	WIRE_TYPE_COUNT = 12
+#define X(NAME, v, qname, tok) WIRE_##NAME = (v),
+	VOCAB_MSG_TYPE(X)
+#undef X
+	WIRE_TYPE_COUNT
 };
+_Static_assert(WIRE_TYPE_COUNT == VOCAB_MSG_TYPE_COUNT && WIRE_TYPE_COUNT == 12, "VOCAB_MSG_TYPE is dense");
 
 struct wire_hdr {
 	uint32_t len;     /* data bytes after the header */
@@ -107,7 +102,7 @@ int wire_register_result_decode(const uint8_t *buf, size_t len, struct wire_regi
 int wire_compress_encode(const struct wire_compress *c, uint8_t *buf, size_t len);
 int wire_compress_decode(const uint8_t *buf, size_t len, struct wire_compress *out);
 
-/* ---- work-request ids (§2.3) ------------------------------------------------------------- */
+/* ---- work-request ids (docs/protocol.md, 'Work-request ids') ----------------------------- */
 #define WIRE_WRID_NONE          0u
 #define WIRE_WRID_RDMA_WRITE    1u
 #define WIRE_WRID_SEND_CONTROL  2000u
@@ -119,7 +114,7 @@ uint32_t wire_wrid_type(uint64_t wr_id);                     /* bits 0..15 */
 uint32_t wire_wrid_block(uint64_t wr_id);
 uint64_t wire_wrid_chunk(uint64_t wr_id);
 
-/* ---- chunk arithmetic (§3.2), block-relative, chunk = 2^shift ---------------------------- */
+/* ---- chunk arithmetic (docs/protocol.md, 'Chunk arithmetic'), block-relative, 2^shift --- */
 #define WIRE_CHUNK_SHIFT_MIN    20u   /* 1 MiB */
 #define WIRE_CHUNK_SHIFT_MAX    30u   /* 1 GiB */
 #define WIRE_MERGE_MAX_BYTES    (2u * 1024u * 1024u)

@@ -1,0 +1,124 @@
+/* vocab - name tables and parsers generated from the X-macro lists (see vocab.h). */
+#include "vocab/vocab.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* Every table is dense: an entry's value is its position (so arrays index by value). */
+#define POS_CHECK_(NAME, v, ...) _Static_assert(VOCAB_POS_##NAME == (v), #NAME " out of order");
+enum { /* positions of the WC statuses */
+#define X(NAME, v, text) VOCAB_POS_##NAME,
+	VOCAB_WC_STATUS(X)
+#undef X
+};
+VOCAB_WC_STATUS(POS_CHECK_)
+#undef POS_CHECK_
+
+#define CM_POS_CHECK_(NAME, v, tok) _Static_assert(VOCAB_CM_POS_##NAME == (v), #NAME " out of order");
+enum {
+#define X(NAME, v, tok) VOCAB_CM_POS_##NAME,
+	VOCAB_CM_EVENT(X)
+#undef X
+};
+VOCAB_CM_EVENT(CM_POS_CHECK_)
+#undef CM_POS_CHECK_
+
+#define MSG_POS_CHECK_(NAME, v, qname, tok) _Static_assert(VOCAB_MSG_POS_##NAME == (v), #NAME " out of order");
+enum {
+#define X(NAME, v, qname, tok) VOCAB_MSG_POS_##NAME,
+	VOCAB_MSG_TYPE(X)
+#undef X
+};
+VOCAB_MSG_TYPE(MSG_POS_CHECK_)
+#undef MSG_POS_CHECK_
+
+static const char *const wc_name[] = {
+#define X(NAME, v, text) #NAME,
+	VOCAB_WC_STATUS(X)
+#undef X
+};
+static const char *const wc_text[] = {
+#define X(NAME, v, text) text,
+	VOCAB_WC_STATUS(X)
+#undef X
+};
+static const char *const cm_name[] = {
+#define X(NAME, v, tok) "RDMA_CM_EVENT_" #NAME,
+	VOCAB_CM_EVENT(X)
+#undef X
+};
+static const char *const cm_token[] = {
+#define X(NAME, v, tok) #tok,
+	VOCAB_CM_EVENT(X)
+#undef X
+};
+static const char *const msg_name[] = {
+#define X(NAME, v, qname, tok) qname,
+	VOCAB_MSG_TYPE(X)
+#undef X
+};
+static const char *const msg_token[] = {
+#define X(NAME, v, qname, tok) #tok,
+	VOCAB_MSG_TYPE(X)
+#undef X
+};
+static const char *const side_token[] = {
+#define X(NAME, tok) #tok,
+	VOCAB_SIDE(X)
+#undef X
+};
+
+_Static_assert(sizeof wc_name / sizeof *wc_name == VOCAB_WC_STATUS_COUNT, "WC status count");
+_Static_assert(sizeof cm_name / sizeof *cm_name == VOCAB_CM_EVENT_COUNT, "CM event count");
+_Static_assert(sizeof msg_name / sizeof *msg_name == VOCAB_MSG_TYPE_COUNT, "message type count");
+_Static_assert(sizeof side_token / sizeof *side_token == VOCAB_SIDE_COUNT, "side count");
+
+static int lookup(const char *const *t, int n, const char *s)
+{
+	if (!s)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(t[i], s))
+			return i;
+	return -1;
+}
+
+const char *vocab_wc_status_name(int s)
+{
+	return s >= 0 && s < VOCAB_WC_STATUS_COUNT ? wc_name[s] : "UNKNOWN";
+}
+
+const char *vocab_wc_status_text(int s)
+{
+	return s >= 0 && s < VOCAB_WC_STATUS_COUNT ? wc_text[s] : "unknown";
+}
+
+const char *vocab_cm_event_name(int t)
+{
+	return t >= 0 && t < VOCAB_CM_EVENT_COUNT ? cm_name[t] : "UNKNOWN EVENT";
+}
+
+const char *vocab_cm_event_token(int t)
+{
+	return t >= 0 && t < VOCAB_CM_EVENT_COUNT ? cm_token[t] : NULL;
+}
+
+const char *vocab_msg_type_name(unsigned t)
+{
+	return t < VOCAB_MSG_TYPE_COUNT ? msg_name[t] : "??BAD CONTROL VALUE??";
+}
+
+const char *vocab_msg_type_token(unsigned t)
+{
+	return t < VOCAB_MSG_TYPE_COUNT ? msg_token[t] : "bad";
+}
+
+const char *vocab_side_token(int s)
+{
+	return s >= 0 && s < VOCAB_SIDE_COUNT ? side_token[s] : "?";
+}
+
+int vocab_wc_status_lookup(const char *name) { return lookup(wc_name, VOCAB_WC_STATUS_COUNT, name); }
+int vocab_cm_event_lookup(const char *tok) { return lookup(cm_token, VOCAB_CM_EVENT_COUNT, tok); }
+int vocab_msg_type_lookup(const char *tok) { return lookup(msg_token, VOCAB_MSG_TYPE_COUNT, tok); }
+int vocab_side_lookup(const char *tok) { return lookup(side_token, VOCAB_SIDE_COUNT, tok); }
