@@ -6,8 +6,9 @@
  * 2. For every (site, side, N) it reruns the scenario with one rule `SITE@SIDE #N -> ACTION`,
  *    ACTION the site's canonical failure, bounded by --max-runs (spread evenly over the
  *    sites) and split by --shard K/N (round robin) for CI matrices.
- * 3. Each rerun is a child process (`migbed run`, re-executed from /proc/self/exe), so a
- *    crash or hang of one run is seen, not suffered; a wall-clock watchdog kills a run that
+ * 3. Each rerun is a child process (forked, no exec: run_migrate of the same options as
+ *    `migbed run`, its result sent back as a typed record through a pipe, run/result_wire.h),
+ *    so a crash or hang of one run is seen, not suffered; a wall-clock watchdog kills a run that
  *    outlives --watchdog-ms. A run is proper when it completes verified, or fails with a
  *    named cause, and its fault fired. Everything else (hang, crash, INTERNAL or no cause,
  *    VERIFY_MISMATCH, a fault that never fired, bad input) fails the sweep.
@@ -26,8 +27,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/run_ctx.h"
+#include "cli/run_args.h"
+#include "cli/run_report.h"
 #include "faults/fault.h"
+#include "run/result_wire.h"
+#include "run/run.h"
 #include "sim/size.h"
 
 #define TORTURE_MAX_RUNS_DEFAULT 1000u
@@ -120,6 +124,26 @@ static int parse_shard(struct torture *t, const char *v)
 	return 0;
 }
 
+/* --sites: every glob must match at least one fault site (a typo would otherwise select
+ * nothing, or less than meant, and the sweep would pass). 0, or CLI_EXIT_USAGE after the message. */
+static int check_sites(const char *sites)
+{
+	char buf[512];
+	if (strlen(sites) >= sizeof buf)
+		return cli_usage_error("torture: --sites: longer than %zu bytes", sizeof buf - 1);
+	memcpy(buf, sites, strlen(sites) + 1);
+	int n = 0;
+	for (char *save = NULL, *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save), n++) {
+		bool hit = false;
+		for (int st = 0; st < FAULT_SITE_COUNT && !hit; st++)
+			hit = fnmatch(g, fault_site_name((enum fault_site)st), 0) == 0;
+		if (!hit)
+			return cli_usage_error("torture: --sites: '%s' matches no fault site (reg_mr, post_send.write, "
+					       "wc.*, msg.ready, ...: see docs/faults.md)", g);
+	}
+	return n ? 0 : cli_usage_error("torture: --sites: no site given");
+}
+
 /* Take one torture option at argv[*i] ("--name V" or "--name=V"): 1 taken, 0 not ours, 2 bad. */
 static int take_option(struct torture *t, int argc, char **argv, int *i)
 {
@@ -142,7 +166,7 @@ static int take_option(struct torture *t, int argc, char **argv, int *i)
 	case 2: t->json_path = v; return 1;
 	case 3: return parse_u64_opt("--watchdog-ms", v, 100, 86400000, &t->watchdog_ms) ? 2 : 1;
 	case 4: return parse_u64_opt("--jobs", v, 1, TORTURE_JOBS_MAX, &t->jobs) ? 2 : 1;
-	default: t->sites = v; return 1;
+	default: t->sites = v; return check_sites(v) ? 2 : 1;
 	}
 }
 
@@ -167,16 +191,17 @@ static int parse_args(struct torture *t, int argc, char **argv)
 	}
 	if (t->run_argc > TORTURE_ARGS_MAX - 16)
 		return cli_usage_error("torture: too many options");
-	struct run *r = calloc(1, sizeof *r);
-	if (!r)
+	struct runcfg *c = calloc(1, sizeof *c);
+	struct diag d = { 0 };
+	if (!c)
 		return cli_usage_error("torture: out of memory");
-	runcfg_defaults(&r->c);
-	int rc = run_parse_args(r, t->run_argc, t->run_argv, usage);
+	runcfg_defaults(c);
+	int rc = run_parse_args(c, &d, t->run_argc, t->run_argv, usage);
 	if (rc < 0)
-		cli_usage_error("torture: %s", r->d.msg);
-	t->scenario = r->c.scenario[0] ? strdup(r->c.scenario) : NULL;
-	t->backend = r->c.backend == HCA_BACKEND_VERBS ? "verbs" : "model";
-	free(r);
+		cli_usage_error("torture: %s", d.msg);
+	t->scenario = c->scenario[0] ? strdup(c->scenario) : NULL;
+	t->backend = c->backend == HCA_BACKEND_VERBS ? "verbs" : "model";
+	free(c);
 	return rc < 0 ? 2 : rc > 0 ? 1 : 0;
 }
 
@@ -229,6 +254,7 @@ static bool site_selected(const struct torture *t, enum fault_site s)
 struct child {
 	pid_t pid;
 	size_t run;                     /* index in t->runs; SIZE_MAX: the baseline */
+	int fd;                         /* the read end of its result pipe */
 	uint64_t start_ms;
 	bool killed;
 };
@@ -238,57 +264,88 @@ static void slot_path(const struct torture *t, size_t slot, const char *ext, cha
 	snprintf(buf, n, "%s/%zu.%s", t->dir, slot, ext);
 }
 
-/* fork + exec `migbed run ARGS --quiet --json S.json --events S.ev OPT VAL` with stdout and
- * stderr in S.out and TMPDIR = the sweep's folder (a killed run's temporary trace stays there). */
-static pid_t spawn(const struct torture *t, size_t slot, const char *opt, const char *val)
+static void no_usage(FILE *f)
 {
-	char json[1100], evp[1100], out[1100];
+	(void)f;
+}
+
+/* The child: `migbed run ARGS` in this very process image (no exec), its result as a
+ * run_digest record (run/result_wire.h) into fd; the exit status is migbed run's. */
+static void child_run(int argc, char **argv, int fd)
+{
+	struct runcfg *c = calloc(1, sizeof *c);
+	struct run_result *res = calloc(1, sizeof *res);
+	struct run_digest dg;
+	struct diag d = { 0 };
+	char rec[RUN_WIRE_MAX];
+	int code = CLI_EXIT_USAGE, n;
+	if (!c || !res) {
+		fprintf(stderr, "migbed: run: out of memory\n");
+		_exit(CLI_EXIT_USAGE);
+	}
+	runcfg_defaults(c);
+	if (run_parse_args(c, &d, argc, argv, no_usage) != 0 || run_migrate(c, res, &d) != 0) {
+		fprintf(stderr, "migbed: run: %s\n", d.msg[0] ? d.msg : "bad input");
+	} else {
+		code = run_report_result(c, res, &d);
+		run_digest_of(res, &dg);
+		n = run_digest_encode(&dg, rec, sizeof rec);
+		if (n < 0 || write(fd, rec, (size_t)n) != n)
+			code = CLI_EXIT_USAGE;
+	}
+	fflush(NULL);
+	_exit(code);
+}
+
+/* fork `migbed run ARGS --quiet OPT VAL` (child_run) with stdout and stderr in S.out and
+ * TMPDIR = the sweep's folder (a killed run's temporary trace stays there); its result
+ * comes back on *fd (the read end of a pipe). */
+static pid_t spawn(const struct torture *t, size_t slot, const char *opt, const char *val, int *fd)
+{
+	char out[1100];
 	char *args[TORTURE_ARGS_MAX];
-	int n = 0;
-	slot_path(t, slot, "json", json, sizeof json);
-	slot_path(t, slot, "ev", evp, sizeof evp);
+	int n = 0, p[2];
 	slot_path(t, slot, "out", out, sizeof out);
-	unlink(json);
 	args[n++] = (char *)t->exe;
 	for (int i = 0; i < t->run_argc; i++)
 		args[n++] = t->run_argv[i];
-	char *tail[] = { "--quiet", "--json", json, "--events", evp, (char *)opt, (char *)val, NULL };
+	char *tail[] = { "--quiet", (char *)opt, (char *)val, NULL };
 	for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
 		args[n++] = tail[i];
+	if (pipe(p) != 0)
+		return -1;
 	fflush(stdout);
 	fflush(stderr);
 	pid_t pid = fork();
-	if (pid != 0)
+	if (pid != 0) {
+		close(p[1]);
+		if (pid < 0)
+			close(p[0]);
+		*fd = pid < 0 ? -1 : p[0];
 		return pid;
+	}
+	close(p[0]);
 	if (!freopen(out, "w", stdout) || dup2(fileno(stdout), 2) < 0)
 		_exit(126);
 	setenv("TMPDIR", t->dir, 1);
-	execv(t->exe, args);
+	child_run(n - 2, args + 1, p[1]);   /* argv[0] = "run"; the NULL not counted */
 	_exit(127);
 }
 
-/* The value of "key": in a run's JSON (the first one: top-level keys come first). */
-static bool json_field(const char *js, const char *key, char *out, size_t n)
+/* The child's record, whole (after it exited: up to EOF). false: none or malformed. */
+static bool read_digest(int fd, struct run_digest *dg)
 {
-	char pat[64];
-	snprintf(pat, sizeof pat, "\"%s\":", key);
-	const char *p = strstr(js, pat);
-	if (!p || n == 0)
-		return false;
-	p += strlen(pat);
-	size_t k = 0;
-	bool quoted = *p == '"';
-	for (p += quoted; *p && k + 1 < n; p++) {
-		if (quoted && *p == '"')
-			break;
-		if (!quoted && (*p == ',' || *p == '}'))
-			break;
-		if (quoted && *p == '\\' && p[1])
-			p++;
-		out[k++] = *p;
+	char buf[RUN_WIRE_MAX + 1];
+	size_t len = 0;
+	ssize_t k;
+	while (len < sizeof buf && (k = read(fd, buf + len, sizeof buf - len)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return false;
+		len += (size_t)k;
 	}
-	out[k] = '\0';
-	return true;
+	return run_digest_decode(buf, len, dg) == 0;
 }
 
 static bool read_small(const char *path, char *buf, size_t n)
@@ -300,22 +357,6 @@ static bool read_small(const char *path, char *buf, size_t n)
 	buf[len] = '\0';
 	fclose(f);
 	return len > 0;
-}
-
-/* Did the run's event log record an injection? */
-static bool fault_fired(const char *ev_path)
-{
-	FILE *f = fopen(ev_path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	if (!f)
-		return false;
-	while (!found && getline(&line, &cap, f) > 0)
-		found = strstr(line, " fault site=") != NULL;
-	free(line);
-	fclose(f);
-	return found;
 }
 
 /* The last line the child printed (for "error" runs). */
@@ -332,19 +373,16 @@ static void last_line(const char *path, char *out, size_t n)
 	snprintf(out, n, "%s", nl ? nl + 1 : buf);
 }
 
-static void classify_json(struct trun *r, const char *js)
+static void classify_digest(struct trun *r, const struct run_digest *dg)
 {
-	char status[32] = "", verified[8] = "";
-	json_field(js, "status", status, sizeof status);
-	json_field(js, "verified", verified, sizeof verified);
-	json_field(js, "cause", r->cause, sizeof r->cause);
-	json_field(js, "side", r->cause_side, sizeof r->cause_side);
-	json_field(js, "detail", r->detail, sizeof r->detail);
-	if (!strcmp(status, "completed") && !strcmp(verified, "true"))
+	snprintf(r->cause, sizeof r->cause, "%s", cause_name(dg->cause));
+	snprintf(r->cause_side, sizeof r->cause_side, "%s", dg->side);
+	snprintf(r->detail, sizeof r->detail, "%.*s", (int)sizeof r->detail - 1, dg->detail);
+	if (dg->completed && dg->verified)
 		r->v = V_COMPLETED;
-	else if (strcmp(status, "failed") != 0 || !cause_lookup(r->cause) || cause_lookup(r->cause) == CAUSE_INTERNAL)
+	else if (dg->completed || dg->cause == CAUSE_INTERNAL)
 		r->v = V_UNNAMED;
-	else if (cause_lookup(r->cause) == CAUSE_VERIFY_MISMATCH)
+	else if (dg->cause == CAUSE_VERIFY_MISMATCH)
 		r->v = V_CORRUPT;
 	else
 		r->v = V_FAILED;
@@ -352,8 +390,10 @@ static void classify_json(struct trun *r, const char *js)
 
 static void classify(const struct torture *t, struct trun *r, size_t slot, int status, const struct child *c)
 {
-	char path[1100], js[65536];
+	char path[1100];
+	struct run_digest dg;
 	r->cause[0] = r->cause_side[0] = r->detail[0] = '\0';
+	bool have = read_digest(c->fd, &dg);
 	if (c->killed) {
 		r->v = V_HANG;
 		snprintf(r->detail, sizeof r->detail, "killed by the watchdog after %llu ms of wall time",
@@ -366,16 +406,14 @@ static void classify(const struct torture *t, struct trun *r, size_t slot, int s
 			 strsignal(WTERMSIG(status)));
 		return;
 	}
-	slot_path(t, slot, "json", path, sizeof path);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1 || !read_small(path, js, sizeof js)) {
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1 || !have) {
 		r->v = V_ERROR;
 		slot_path(t, slot, "out", path, sizeof path);
 		last_line(path, r->detail, sizeof r->detail);
 		return;
 	}
-	classify_json(r, js);
-	slot_path(t, slot, "ev", path, sizeof path);
-	if (c->run != SIZE_MAX && (r->v == V_COMPLETED || r->v == V_FAILED) && !fault_fired(path))
+	classify_digest(r, &dg);
+	if (c->run != SIZE_MAX && (r->v == V_COMPLETED || r->v == V_FAILED) && dg.fired == 0)
 		r->v = V_NOT_FIRED;
 }
 
@@ -383,7 +421,9 @@ static void classify(const struct torture *t, struct trun *r, size_t slot, int s
 
 static uint64_t wall_ms(void)
 {
-	return run_wall_ms();
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void progress(const struct torture *t, size_t done, size_t bad)
@@ -398,7 +438,8 @@ static void start_run(struct torture *t, struct child *c, size_t slot, size_t ru
 	const struct trun *r = &t->runs[run];
 	snprintf(rule, sizeof rule, "%s@%s #%llu -> %s", fault_site_name(r->site), fault_side_name(r->side),
 		 (unsigned long long)r->call, canonical_action(r->site));
-	*c = (struct child){ .pid = spawn(t, slot, "--fault", rule), .run = run, .start_ms = wall_ms() };
+	*c = (struct child){ .run = run, .start_ms = wall_ms() };
+	c->pid = spawn(t, slot, "--fault", rule, &c->fd);
 }
 
 /* Reap one finished child if any (0: none yet); kill those over the watchdog. */
@@ -412,6 +453,7 @@ static int reap(struct torture *t, struct child *kids, size_t n_kids, size_t *sl
 				continue;
 			struct trun *r = kids[s].run == SIZE_MAX ? &t->baseline : &t->runs[kids[s].run];
 			classify(t, r, s, status, &kids[s]);
+			close(kids[s].fd);
 			kids[s].pid = 0;
 			*slot = s;
 			return 1;
@@ -461,7 +503,8 @@ static int baseline(struct torture *t, char *counts, size_t n)
 	struct child kid = { 0 };
 	size_t slot;
 	snprintf(counts, n, "%s/baseline.counts", t->dir);
-	kid = (struct child){ .pid = spawn(t, 0, "--fault-counts", counts), .run = SIZE_MAX, .start_ms = wall_ms() };
+	kid = (struct child){ .run = SIZE_MAX, .start_ms = wall_ms() };
+	kid.pid = spawn(t, 0, "--fault-counts", counts, &kid.fd);
 	if (kid.pid < 0)
 		return cli_usage_error("torture: cannot start a run: %s", strerror(errno));
 	while (!reap(t, &kid, 1, &slot))

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/run_ctx.h"
+#include "cli/run_args.h"
+#include "cli/run_report.h"
+#include "run/run.h"
 #include "sim/size.h"
 
 #define DEFAULT_ACCEPT_MS 60000ull
@@ -37,7 +39,12 @@ static void usage_dest(FILE *f)
 	fprintf(f, "usage: migbed dest --listen IP:PORT [SCENARIO] [--key VALUE ...]\n\n"
 		   "The destination side of a two-process migration: waits (up to --accept-timeout-ms,\n"
 		   "default 60000) for one source, serves registration with --dst-chunk-size,\n"
-		   "loads the stream and verifies its memory against the source's digests.\n"
+		   "loads the stream and verifies its memory against the source's digests.\n\n"
+		   "Readiness, for scripts (instead of sleeping): once it listens it prints\n"
+		   "  migbed: dest: listening on IP:PORT\n"
+		   "on stderr, and\n"
+		   "  --ready-file FILE   creates FILE (atomically) holding \"listening IP:PORT pid N\"\n"
+		   "  --ready-fd N        writes that line to file descriptor N and closes it\n\n"
 		   "Same keys as `migbed run`:\n\n");
 	runcfg_print_keys(f);
 	fprintf(f, "\nexit status: 0 the run met its expectation, 1 it did not, 2 bad usage or input.\n");
@@ -69,34 +76,26 @@ static int take_opt(int *argc, char **argv, const char *name, const char **out)
 	return 0;
 }
 
-static struct run *start(int *argc, char **argv, enum run_role role, void (*usage)(FILE *), int *code)
+/* --help or -h anywhere (a wrapper may put options before it). */
+static bool wants_help(int argc, char **argv)
 {
-	struct run *r = calloc(1, sizeof *r);
-	if (!r) {
-		*code = cli_usage_error("out of memory");
-		return NULL;
-	}
-	r->role = role;
-	runcfg_defaults(&r->c);
-	r->c.backend = HCA_BACKEND_VERBS;
-	int rc = run_parse_args(r, *argc, argv, usage);
-	if (rc > 0) {
-		*code = CLI_EXIT_OK;
-		free(r);
-		return NULL;
-	}
-	r->wall_start_ms = run_wall_ms();
-	if (rc || run_prepare_trace(r) || run_make_memories(r) || run_make_world(r)) {
-		fprintf(stderr, "migbed: %s: %s\n", role == ROLE_SRC ? "source" : "dest", r->d.msg);
-		if (r->ev)
-			evlog_abort(r->ev);
-		r->ev = NULL;
-		run_cleanup(r);
-		free(r);
-		*code = CLI_EXIT_USAGE;
-		return NULL;
-	}
-	return r;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+/* The command line into *c (a verbs run unless it says otherwise). 1: --help was printed;
+ * 0 ok; <0 bad input (printed). */
+static int parse(struct runcfg *c, int argc, char **argv, const char *who, void (*usage)(FILE *))
+{
+	struct diag d = { 0 };
+	runcfg_defaults(c);
+	c->backend = HCA_BACKEND_VERBS;
+	int rc = run_parse_args(c, &d, argc, argv, usage);
+	if (rc < 0)
+		fprintf(stderr, "migbed: %s: %s\n", who, d.msg);
+	return rc;
 }
 
 /* --dump-mem: block 0's bytes into `f` (FILE.tmp, opened before the run), then renamed to
@@ -128,123 +127,169 @@ static FILE *dump_open(const char *path)
 	return fopen(tmp, "wb");
 }
 
+/* --dump-mem, around the migration (run_side's hooks). */
+struct dump {
+	const char *path;
+	FILE *f;          /* path.tmp, opened before the migration */
+	int rc;           /* of dump_mem */
+};
+
+static int dump_before(void *arg, mem *src, struct diag *d)
+{
+	struct dump *dm = arg;
+	if (!dm->path)
+		return 0;
+	if (mem_repr(src) != MEM_REPR_BYTES)
+		return diag_set(d, "--dump-mem %s: needs --mem bytes", dm->path);
+	if (!(dm->f = dump_open(dm->path)))
+		return diag_set(d, "--dump-mem %s: %s", dm->path, strerror(errno));
+	return 0;
+}
+
+static void dump_after(void *arg, mem *src, bool ran)
+{
+	struct dump *dm = arg;
+	int rc = dm->f ? dump_mem(src, dm->f, dm->path, ran) : 0;
+	dm->rc = ran ? rc : 0;   /* not run (bad input): nothing dumped, and no second message */
+	dm->f = NULL;
+}
+
 int cmd_source(int argc, char **argv)
 {
 	const char *addr = NULL, *dump = NULL;
-	int code = CLI_EXIT_USAGE;
 	if (take_opt(&argc, argv, "--connect", &addr) < 0)
 		return cli_usage_error("source: --connect needs IP:PORT");
 	if (take_opt(&argc, argv, "--dump-mem", &dump) < 0)
 		return cli_usage_error("source: --dump-mem needs a FILE");
-	bool help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+	bool help = wants_help(argc, argv);
 	if (!addr && !help)
 		return cli_usage_error("source: --connect IP:PORT is required (see migbed source --help)");
-	struct run *r = start(&argc, argv, ROLE_SRC, usage_source, &code);
-	if (!r)
-		return code;
-	FILE *df = NULL;
-	if (dump && (mem_repr(r->src) != MEM_REPR_BYTES || !(df = dump_open(dump)))) {
-		fprintf(stderr, "migbed: source: --dump-mem %s: %s\n", dump,
-			df || mem_repr(r->src) != MEM_REPR_BYTES ? "needs --mem bytes" : strerror(errno));
-		evlog_abort(r->ev);
-		r->ev = NULL;
-		run_cleanup(r);
-		free(r);
-		return CLI_EXIT_USAGE;
-	}
-	int rc = engine_run(&r->c.eng, r->trace_path, r->src, r->w, r->ps, addr, &r->m, &r->d);
-	int drc = df ? dump_mem(r->src, df, dump, rc != ENGINE_INPUT_ERROR) : 0;
-	if (rc == ENGINE_INPUT_ERROR) {
-		fprintf(stderr, "migbed: source: %s\n", r->d.msg);
-		evlog_abort(r->ev);
-		r->ev = NULL;
-		run_cleanup(r);
-		free(r);
-		return CLI_EXIT_USAGE;
-	}
-	r->out.src = *proto_src_cause(r->ps);
-	r->out.src_completed = r->out.dst_completed = r->out.verified = rc == 0;
-	r->out.dst_unseen = r->c.qemu_stream;
-	run_outcome_judge(&r->out, &r->c);
-	r->m.status = r->out.completed ? "completed" : "failed";
-	bool qemu_peer = r->c.qemu_stream;
-	code = run_finish_report(r);
-	free(r);
-	if (qemu_peer && rc == 0)
+	struct runcfg *c = calloc(1, sizeof *c);
+	struct run_result *res = calloc(1, sizeof *res);
+	struct dump dm = { .path = dump };
+	struct run_side side = { .role = ROLE_SRC, .addr = addr, .src_before = dump_before,
+				 .src_after = dump_after, .arg = &dm };
+	struct diag d = { 0 };
+	int code = CLI_EXIT_USAGE, rc;
+	bool ran = false;
+	if (!c || !res)
+		code = cli_usage_error("source: out of memory");
+	else if ((rc = parse(c, argc, argv, "source", usage_source)) != 0)
+		code = rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	else if (run_migrate_side(c, &side, res, &d))
+		fprintf(stderr, "migbed: source: %s\n", d.msg);
+	else
+		ran = true;
+	if (ran)
+		code = run_report_result(c, res, &d);
+	if (ran && c->qemu_stream && res->out.src_completed)
 		fprintf(stderr, "migbed: source: the destination is a real QEMU: the stream was delivered, but "
 				"its verdict is only on its QMP (query-migrate, query-status; compare pmemsave with --dump-mem)\n");
-	if (drc) {
-		fprintf(stderr, "migbed: source: --dump-mem %s: %s\n", dump, strerror(-drc));
+	if (dm.rc) {
+		fprintf(stderr, "migbed: source: --dump-mem %s: %s\n", dump, strerror(-dm.rc));
 		code = CLI_EXIT_USAGE;
 	}
+	free(res);
+	free(c);
 	return code;
 }
 
-/* Serve one migration; bounded by the accept timeout, then by the wait timeout between
- * two events of the migration. */
-static void serve(struct run *r, uint64_t accept_ms)
+/* --ready-file / --ready-fd: opened (and checked) before anything runs, written once the
+ * destination listens. */
+struct ready {
+	const char *path;
+	char tmp[4200];
+	FILE *f;          /* path.tmp, or fdopen of the fd */
+};
+
+static int ready_open(struct ready *rd, const char *path, const char *fd_s)
 {
-	uint64_t idle_ns = 0, step = 10000000;   /* 10 ms */
-	bool connected = false;
-	for (;;) {
-		int p = proto_dst_progress(r->pd);
-		if (p < 0)
-			return;
-		if (proto_dst_state(r->pd) != PROTO_DST_RUNNING && p == 0)
-			return;
-		connected = connected || proto_dst_stats(r->pd)->msgs_sent[WIRE_READY] > 0;
-		if (p > 0 || hca_world_wait(r->w, step) > 0) {
-			idle_ns = 0;
-			continue;
-		}
-		idle_ns += step;
-		uint64_t limit = connected ? r->c.wait_timeout_ms * 1000000ull : accept_ms * 1000000ull;
-		if (idle_ns >= limit) {
-			proto_dst_fail(r->pd, CAUSE_TIMEOUT,
-				       connected ? "the source went silent in the middle of the migration"
-						 : "no source connected within the accept timeout");
-			return;
-		}
+	if (path) {
+		if (strlen(path) > 4000 || !path[0])
+			return cli_usage_error("dest: --ready-file: path empty or too long");
+		snprintf(rd->tmp, sizeof rd->tmp, "%s.tmp", path);
+		rd->path = path;
+		if (!(rd->f = fopen(rd->tmp, "w")))
+			return cli_usage_error("dest: --ready-file %s: %s", path, strerror(errno));
+		return 0;
 	}
+	if (fd_s) {
+		uint64_t fd;
+		if (size_parse_u64(fd_s, &fd) || fd < 3 || fd > 1023)
+			return cli_usage_error("dest: --ready-fd: '%s' is not a file descriptor 3..1023", fd_s);
+		if (!(rd->f = fdopen((int)fd, "w")))
+			return cli_usage_error("dest: --ready-fd %s: %s", fd_s, strerror(errno));
+	}
+	return 0;
+}
+
+/* ok: say ready; !ok: drop it (a ready file is never left behind by a destination that
+ * could not listen). */
+static void ready_done(struct ready *rd, bool ok, const char *addr)
+{
+	if (!rd->f)
+		return;
+	if (ok)
+		fprintf(rd->f, "listening %s pid %ld\n", addr, (long)getpid());
+	int rc = fclose(rd->f);
+	rd->f = NULL;
+	if (!rd->path)
+		return;
+	if (ok && rc == 0 && rename(rd->tmp, rd->path) == 0)
+		return;
+	if (ok)
+		fprintf(stderr, "migbed: dest: --ready-file %s: %s\n", rd->path, strerror(errno));
+	unlink(rd->tmp);
+}
+
+/* run_side's hook: the destination listens; say so (stderr, then the ready file or fd). */
+static void dest_listening(void *arg, const char *addr)
+{
+	fprintf(stderr, "migbed: dest: listening on %s\n", addr);
+	fflush(stderr);
+	ready_done(arg, true, addr);
 }
 
 int cmd_dest(int argc, char **argv)
 {
-	const char *addr = NULL, *accept_s = NULL;
+	const char *addr = NULL, *accept_s = NULL, *ready_path = NULL, *ready_fd = NULL;
 	int code = CLI_EXIT_USAGE;
 	if (take_opt(&argc, argv, "--listen", &addr) < 0)
 		return cli_usage_error("dest: --listen needs IP:PORT");
+	if (take_opt(&argc, argv, "--ready-file", &ready_path) < 0)
+		return cli_usage_error("dest: --ready-file needs a FILE");
+	if (take_opt(&argc, argv, "--ready-fd", &ready_fd) < 0)
+		return cli_usage_error("dest: --ready-fd needs a file descriptor number");
+	if (ready_path && ready_fd)
+		return cli_usage_error("dest: --ready-file and --ready-fd: one or the other");
 	if (take_opt(&argc, argv, "--accept-timeout-ms", &accept_s) < 0)
 		return cli_usage_error("dest: --accept-timeout-ms needs a number");
 	uint64_t accept_ms = DEFAULT_ACCEPT_MS;
 	if (accept_s && (size_parse_u64(accept_s, &accept_ms) || accept_ms == 0))
 		return cli_usage_error("dest: --accept-timeout-ms: '%s' is not a positive number", accept_s);
-	bool help = argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+	bool help = wants_help(argc, argv);
 	if (!addr && !help)
 		return cli_usage_error("dest: --listen IP:PORT is required (see migbed dest --help)");
-	struct run *r = start(&argc, argv, ROLE_DST, usage_dest, &code);
-	if (!r)
+	struct ready rd = { 0 };
+	if (!help && (code = ready_open(&rd, ready_path, ready_fd)) != 0)
 		return code;
-	if (proto_dst_listen(r->pd, addr) < 0) {
-		fprintf(stderr, "migbed: dest: cannot listen on %s: %s\n", addr, proto_dst_cause(r->pd)->detail);
-		evlog_abort(r->ev);
-		r->ev = NULL;
-		run_cleanup(r);
-		free(r);
-		return CLI_EXIT_USAGE;
-	}
-	fprintf(stderr, "migbed: dest: listening on %s\n", addr);
-	serve(r, accept_ms);
-	r->out.dst = *proto_dst_cause(r->pd);
-	r->out.dst_completed = proto_dst_state(r->pd) == PROTO_DST_COMPLETED;
-	r->out.src_completed = r->out.verified = r->out.dst_completed;
-	run_collect_dst_metrics(r);
-	r->m.pin_all = r->m.pin_all || proto_dst_pin_all(r->pd);
-	run_outcome_judge(&r->out, &r->c);
-	if (!r->out.completed && !r->c.expect_completed)
-		r->out.pass = true;   /* the destination only has to notice the failure */
-	r->m.status = r->out.completed ? "completed" : "failed";
-	code = run_finish_report(r);
-	free(r);
+	struct runcfg *c = calloc(1, sizeof *c);
+	struct run_result *res = calloc(1, sizeof *res);
+	struct run_side side = { .role = ROLE_DST, .addr = addr, .accept_ms = accept_ms,
+				 .listening = dest_listening, .arg = &rd };
+	struct diag d = { 0 };
+	int rc;
+	code = CLI_EXIT_USAGE;
+	if (!c || !res)
+		code = cli_usage_error("dest: out of memory");
+	else if ((rc = parse(c, argc, argv, "dest", usage_dest)) != 0)
+		code = rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	else if (run_migrate_side(c, &side, res, &d))
+		fprintf(stderr, "migbed: dest: %s\n", d.msg);
+	else
+		code = run_report_result(c, res, &d);
+	ready_done(&rd, false, addr);   /* not said (it never listened): no ready file */
+	free(res);
+	free(c);
 	return code;
 }

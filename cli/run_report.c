@@ -1,59 +1,51 @@
-/* run_report - outcome judgement and reporting (see run_report.h). */
+/* run_report - reporting a run's outcome (see run_report.h). */
 #include "cli/run_report.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 
-/* Causes that are consequences of the peer's failure, not a failure of their own. */
-static bool secondary(int cause)
+/* "3" or ">0" */
+static void fired_text(const struct runcfg_fired *w, char *buf, size_t n)
 {
-	return cause == CAUSE_PEER_ERROR || cause == CAUSE_PEER_DISCONNECTED || cause == CAUSE_QP_ERROR ||
-	       cause == CAUSE_CONNECT_REJECTED || cause == CAUSE_DEST_INCOMPLETE ||
-	       cause == CAUSE_QEMU_STREAM_TRUNCATED;   /* the source stopped mid-stream */
+	snprintf(buf, n, "%s%llu", w->more ? ">" : "", (unsigned long long)w->n);
 }
 
-static bool src_first(const struct run_outcome *o)
+/* One line per fault rule: what it did, and what was expected of it. */
+static void print_faults(const struct runcfg *c, const struct run_outcome *o, FILE *f)
 {
-	if (!o->dst.cause)
-		return true;
-	if (!o->src.cause)
-		return false;
-	bool ss = secondary(o->src.cause), ds = secondary(o->dst.cause);
-	if (ss != ds)
-		return ds;
-	if (ss && (o->src.cause == CAUSE_PEER_DISCONNECTED) != (o->dst.cause == CAUSE_PEER_DISCONNECTED))
-		return o->dst.cause == CAUSE_PEER_DISCONNECTED;   /* any consequence says more than a disconnect */
-	return o->src.t_ns <= o->dst.t_ns;
+	for (int i = 0; i < o->n_faults; i++) {
+		const struct run_fault *rf = &o->faults[i];
+		const struct runcfg_fired *want = run_expected_fired(c, i);
+		char w[32] = "";
+		if (want)
+			fired_text(want, w, sizeof w);
+		fprintf(f, "fault rule %d: %s: fired %llu time%s (%llu matching calls", i + 1, c->faults[i],
+			(unsigned long long)rf->st.fired, rf->st.fired == 1 ? "" : "s", (unsigned long long)rf->st.matched);
+		if (rf->st.shadowed)
+			fprintf(f, ", %llu due but taken by an earlier rule", (unsigned long long)rf->st.shadowed);
+		fprintf(f, ")%s%s%s\n", want ? ", expected " : "", w,
+			!want ? "" : !rf->judged ? " (not checked: the other process's side)" : rf->met ? "" : ": NOT MET");
+	}
 }
 
-void run_outcome_judge(struct run_outcome *o, const struct runcfg *c)
+/* What the verdict line alone does not say: a rule that fired other than expected (on
+ * stdout, before the verdict, also with --quiet), or one that never fired (stderr). */
+static void print_fired_verdict(const struct runcfg *c, const struct run_outcome *o)
 {
-	o->completed = o->src_completed && o->dst_completed && o->verified;
-	if (o->completed) {
-		o->cause = 0;
-		o->side = "-";
-		o->detail = "";
-	} else if (src_first(o)) {
-		o->cause = o->src.cause ? o->src.cause : CAUSE_INTERNAL;
-		o->side = "src";
-		o->detail = o->src.detail;
-	} else {
-		o->cause = o->dst.cause;
-		o->side = "dst";
-		o->detail = o->dst.detail;
+	for (int i = 0; i < o->n_faults; i++) {
+		const struct run_fault *rf = &o->faults[i];
+		const struct runcfg_fired *want = run_expected_fired(c, i);
+		char w[32];
+		if (!rf->met) {
+			fired_text(want, w, sizeof w);
+			printf("migbed: expect-fired: fault rule %d '%s' fired %llu time%s, expected %s\n", i + 1,
+			       c->faults[i], (unsigned long long)rf->st.fired, rf->st.fired == 1 ? "" : "s", w);
+		} else if (!want && rf->st.fired == 0) {
+			fprintf(stderr, "migbed: warning: fault rule %d '%s' never fired (%llu matching calls)\n", i + 1,
+				c->faults[i], (unsigned long long)rf->st.matched);
+		}
 	}
-	if (c->expect_completed) {
-		o->pass = o->completed;
-		return;
-	}
-	o->pass = false;
-	for (int i = 0; !o->completed && i < c->n_expect; i++)
-		if (c->expect_causes[i] == o->cause)
-			o->pass = true;
 }
 
 void json_string(FILE *f, const char *s)
@@ -99,14 +91,24 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 		fprintf(f, "cause: %s (%s side): %s\n", cause_name(o->cause), o->side, cause_message(o->cause));
 		fprintf(f, "  detail: %s\n", o->detail);
 		fprintf(f, "  hint: %s\n", cause_hint(o->cause));
-		if (o->cause == CAUSE_REMOTE_ACCESS_ERROR && c->chunk_bytes > c->dst_chunk_bytes && !m->pin_all)
+		if (o->cause == CAUSE_REMOTE_ACCESS_ERROR && m->chunk_bytes_src > c->dst_chunk_bytes && !m->pin_all)
 			fprintf(f, "  likely: the source's chunk size (%lluM) is larger than the destination's (%lluM): "
 				   "the source reuses one rkey for a region the destination registered only in part\n",
-				(unsigned long long)(c->chunk_bytes >> 20), (unsigned long long)(c->dst_chunk_bytes >> 20));
+				(unsigned long long)(m->chunk_bytes_src >> 20), (unsigned long long)(c->dst_chunk_bytes >> 20));
 		if (cause_qemu(o->cause)[0])
 			fprintf(f, "  QEMU prints: %s\n", cause_qemu(o->cause));
 	}
-	fprintf(f, "expected: %s\n", c->expect_text);
+	if (m->chunk_bytes_src != c->chunk_bytes)
+		fprintf(f, "chunk size: the source was configured with %lluM and used %lluM (negotiated)\n",
+			(unsigned long long)(c->chunk_bytes >> 20), (unsigned long long)(m->chunk_bytes_src >> 20));
+	print_faults(c, o, f);
+	fprintf(f, "expected: %s", c->expect_text);
+	for (int i = 0; i < c->n_expect_fired; i++) {
+		char w[32];
+		fired_text(&c->expect_fired[i], w, sizeof w);
+		fprintf(f, "%s%s", i ? "," : c->expect_fired_all ? ", every fault rule fired " : ", fault rules fired ", w);
+	}
+	fprintf(f, "\n");
 }
 
 static void json_side(FILE *f, bool completed, const struct cause_ctx *cx)
@@ -116,6 +118,32 @@ static void json_side(FILE *f, bool completed, const struct cause_ctx *cx)
 	fprintf(f, ",\"detail\":");
 	json_string(f, cx->detail);
 	fprintf(f, "}");
+}
+
+/* ,"faults":[{"rule":TEXT,"matched":N,"fired":N,"shadowed":N,"expect":">0"|"3"|null,
+ * "met":true|false|null}, ...]: one object per rule, in order; met is null when nothing is
+ * expected of the rule or it cannot be checked in this process. */
+static void json_faults(const struct runcfg *c, const struct run_outcome *o, FILE *f)
+{
+	fprintf(f, ",\"faults\":[");
+	for (int i = 0; i < o->n_faults; i++) {
+		const struct run_fault *rf = &o->faults[i];
+		const struct runcfg_fired *want = run_expected_fired(c, i);
+		char w[32];
+		fprintf(f, "%s{\"rule\":", i ? "," : "");
+		json_string(f, c->faults[i]);
+		fprintf(f, ",\"matched\":%llu,\"fired\":%llu,\"shadowed\":%llu,\"expect\":",
+			(unsigned long long)rf->st.matched, (unsigned long long)rf->st.fired,
+			(unsigned long long)rf->st.shadowed);
+		if (want) {
+			fired_text(want, w, sizeof w);
+			json_string(f, w);
+		} else {
+			fprintf(f, "null");
+		}
+		fprintf(f, ",\"met\":%s}", !rf->judged ? "null" : rf->met ? "true" : "false");
+	}
+	fprintf(f, "]");
 }
 
 static void print_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
@@ -142,40 +170,39 @@ static void print_json(const struct runcfg *c, const struct metrics *m, const st
 	json_side(f, o->dst_completed, &o->dst);
 	fprintf(f, ",\"metrics\":");
 	metrics_print_json(m, f);
+	json_faults(c, o, f);
 	fprintf(f, "}\n");
 }
 
-static int write_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
-		      const char *backend, struct diag *d)
-{
-	char tmp[1100];
-	snprintf(tmp, sizeof tmp, "%s.tmp", c->json_path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return diag_set(d, "%s: cannot write: %s", c->json_path, strerror(errno));
-	print_json(c, m, o, backend, f);
-	if (fflush(f) != 0 || ferror(f)) {
-		fclose(f);
-		unlink(tmp);
-		return diag_set(d, "%s: write error", c->json_path);
-	}
-	fclose(f);
-	if (rename(tmp, c->json_path) != 0) {
-		unlink(tmp);
-		return diag_set(d, "%s: cannot rename into place: %s", c->json_path, strerror(errno));
-	}
-	return 0;
-}
-
 int run_report(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
-	       const char *backend, struct diag *d)
+	       const char *backend, struct out_file *json, struct diag *d)
 {
 	if (!c->quiet)
 		print_human(c, m, o, stdout);
+	print_fired_verdict(c, o);
 	printf("migbed: verdict=%s status=%s cause=%s side=%s\n", o->pass ? "pass" : "fail",
 	       o->completed ? "completed" : "failed", cause_name(o->cause), o->side);
 	fflush(stdout);
-	if (c->json_path[0] && write_json(c, m, o, backend, d))
-		return CLI_EXIT_USAGE;
+	if (json && json->f) {
+		print_json(c, m, o, backend, json->f);
+		if (out_file_commit(json, d))
+			return CLI_EXIT_USAGE;
+	}
 	return o->pass ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+int run_report_result(const struct runcfg *c, struct run_result *res, struct diag *d)
+{
+	if (res->pause_missed)
+		fprintf(stderr, "migbed: warning: --pause-at %s:%s#%llu was never reached (the run had %llu '%s' "
+				"lines, all sides)\n", c->pause_side, c->pause_event, (unsigned long long)c->pause_nth,
+			(unsigned long long)res->pause_event_lines, c->pause_event);
+	int code = run_report(c, &res->m, &res->out, c->backend == HCA_BACKEND_VERBS ? "verbs" : "model",
+			      &res->json, d);
+	out_file_abort(&res->json);   /* not written (a write error): nothing left */
+	if (res->output_error)
+		code = CLI_EXIT_USAGE;
+	if (code == CLI_EXIT_USAGE)
+		fprintf(stderr, "migbed: %s\n", d->msg);
+	return code;
 }

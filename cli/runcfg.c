@@ -17,6 +17,34 @@ struct key {
 	const char *help;
 };
 
+/* The model's cost defaults, in the units of their options (from hca_cost_defaults, so the
+ * help cannot drift from the model). reg-us-per-gib is per 4 KiB page in the model. */
+#define PAGES_PER_GIB 262144u
+static void dflt_link(char *buf, size_t n)
+{
+	struct hca_cost c;
+	hca_cost_defaults(&c);
+	snprintf(buf, n, "%llu", (unsigned long long)(c.link_bytes_per_s * 8 / 1000000000ull));
+}
+static void dflt_latency(char *buf, size_t n)
+{
+	struct hca_cost c;
+	hca_cost_defaults(&c);
+	snprintf(buf, n, "%llu", (unsigned long long)(c.msg_latency_ns / 1000));
+}
+static void dflt_reg(char *buf, size_t n)
+{
+	struct hca_cost c;
+	hca_cost_defaults(&c);
+	snprintf(buf, n, "%llu: %llu ns per 4 KiB page, plus %llu us per registration",
+		 (unsigned long long)((c.reg_per_page_ns * PAGES_PER_GIB + 500) / 1000),
+		 (unsigned long long)c.reg_per_page_ns, (unsigned long long)(c.reg_fixed_ns / 1000));
+}
+
+static void dflt_rate(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_RATE_PAGES_PER_S); }
+static void dflt_hot(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_HOT_PAGES_PER_S); }
+static void dflt_cold(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_COLD_PAGES_PER_S); }
+
 static const struct key keys[] = {
 	{ "trace", "FILE", "trace to replay (.zst ok); default: generate one (see the generator keys)" },
 	{ "chunk-size", "SIZE", "source chunk size, power of two 1M..1G (default 1M, as QEMU)" },
@@ -25,9 +53,9 @@ static const struct key keys[] = {
 	{ "dst-pin-all", "BOOL", "whether the destination accepts pin-all (default true)" },
 	{ "backend", "model|verbs", "simulated HCA (default) or real rdma-core verbs" },
 	{ "mem", "stamp|bytes", "guest memory representation (default: stamp on model, bytes on verbs)" },
-	{ "link-gbps", "N", "modelled link rate in Gb/s (default 100)" },
-	{ "latency-us", "N", "modelled one-way message latency in microseconds (default 2)" },
-	{ "reg-us-per-gib", "N", "modelled ibv_reg_mr cost per GiB in microseconds (default 15360)" },
+	{ "link-gbps", "N", "modelled link rate in Gb/s" },
+	{ "latency-us", "N", "modelled one-way message latency in microseconds" },
+	{ "reg-us-per-gib", "N", "modelled ibv_reg_mr cost per GiB in microseconds" },
 	{ "downtime-limit-ms", "N", "downtime-limit (default 300)" },
 	{ "max-bandwidth", "SIZE|unlimited", "max-bandwidth in bytes/s (default 128M)" },
 	{ "device-state", "SIZE", "device state sent at switchover (default 256K)" },
@@ -47,10 +75,12 @@ static const struct key keys[] = {
 	{ "qemu-expect", "FILE@ADDR", "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)" },
 	{ "fault", "RULE", "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md" },
 	{ "fault-counts", "FILE", "write how often each fault site was called, per side (for migbed torture)" },
+	{ "expect-fired", "N|>N[,...]", "how often the fault rules must fire: one value for every rule, or a list for the rules in order (e.g. >0 or 1,0); otherwise the run fails its expectation" },
 	{ "expect", "completed|failed:CAUSE[|CAUSE...]", "the expected outcome (default completed)" },
 	{ "json", "FILE", "write the result as JSON" },
 	{ "events", "FILE", "write the event log" },
 	{ "quiet", NULL, "print only the verdict line" },
+	{ "pause-at", "SIDE:EVENT[#N]", "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time" },
 	{ "src-addr", "ADDR", "verbs: source bind address (e.g. 198.18.0.2)" },
 	{ "dst-addr", "IP:PORT", "verbs: destination listen address (e.g. 198.18.0.1:29200)" },
 	{ "description", "TEXT", "free text (scenario files)" },
@@ -63,12 +93,35 @@ static const struct key keys[] = {
 	{ "workers", "N", "rand-set: workers (default 2)" },
 	{ "worker-bytes", "SIZE", "rand-set: bytes per worker (default 16M)" },
 	{ "sweep-rate", "SIZE", "rand-set: bytes/s per worker (default 32M)" },
-	{ "rate", "N", "random: pages/s" },
+	{ "rate", "N", "random: pages/s, 1 or more" },
 	{ "hot-fraction", "F", "hotcold: hot share of the guest (0..1)" },
-	{ "hot-rate", "N", "hotcold: hot pages/s" },
-	{ "cold-rate", "N", "hotcold: cold pages/s" },
+	{ "hot-rate", "N", "hotcold: hot pages/s, 1 or more" },
+	{ "cold-rate", "N", "hotcold: cold pages/s, 1 or more" },
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
+
+/* Defaults printed from where they are defined, so the help cannot drift from them. */
+static const struct derived_default {
+	const char *key;
+	void (*fn)(char *buf, size_t n);
+} derived_defaults[] = {
+	{ "link-gbps", dflt_link }, { "latency-us", dflt_latency }, { "reg-us-per-gib", dflt_reg },
+	{ "rate", dflt_rate }, { "hot-rate", dflt_hot }, { "cold-rate", dflt_cold },
+};
+
+/* " (default X)" of a key with a derived default, "" otherwise. */
+static void derived_default(const char *key, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof derived_defaults / sizeof derived_defaults[0]; i++) {
+		if (strcmp(derived_defaults[i].key, key))
+			continue;
+		size_t len = (size_t)snprintf(buf, n, " (default ");
+		derived_defaults[i].fn(buf + len, n - len);
+		len = strlen(buf);
+		snprintf(buf + len, n - len, ")");
+	}
+}
 
 static const struct key *find(const char *name)
 {
@@ -90,30 +143,10 @@ void runcfg_print_keys(FILE *f)
 	for (size_t i = 0; i < N_KEYS; i++) {
 		char lhs[64];
 		snprintf(lhs, sizeof lhs, "--%s%s%s", keys[i].name, keys[i].arg ? " " : "", keys[i].arg ? keys[i].arg : "");
-		fprintf(f, "  %-28s %s\n", lhs, keys[i].help);
+		char dflt[128];
+		derived_default(keys[i].name, dflt, sizeof dflt);
+		fprintf(f, "  %-28s %s%s\n", lhs, keys[i].help, dflt);
 	}
-}
-
-void runcfg_defaults(struct runcfg *c)
-{
-	memset(c, 0, sizeof *c);
-	c->gen.pattern = TGEN_RAND_SET;
-	c->gen.guest_bytes = 256ull << 20;
-	c->gen.duration_ms = 2000;
-	c->gen.workers = 2;
-	c->gen.worker_bytes = 16ull << 20;
-	c->gen.sweep_bytes_per_s = 32ull << 20;
-	c->chunk_bytes = 1ull << 20;
-	c->dst_pin_all = true;
-	c->backend = HCA_BACKEND_MODEL;
-	hca_cost_defaults(&c->cost);
-	engine_opts_defaults(&c->eng);
-	c->wait_timeout_ms = 10000;
-	c->seed = 1;
-	c->caps_version = WIRE_CAP_VERSION;
-	c->ack_timeout = -1;
-	c->expect_completed = true;
-	snprintf(c->expect_text, sizeof c->expect_text, "completed");
 }
 
 static int bad(struct diag *d, const char *where, const char *key, const char *value, const char *what)
@@ -127,6 +160,17 @@ static int get_u64(const char *v, uint64_t *out, uint64_t lo, uint64_t hi)
 {
 	uint64_t x;
 	if (size_parse_u64(v, &x) != 0 || x < lo || x > hi)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+/* A SIZE of more than 0: the generator takes a 0 for "unset" (tgen_defaults), so a 0 given
+ * here would silently become the default. */
+static int get_size_pos(const char *v, uint64_t *out)
+{
+	uint64_t x;
+	if (size_parse(v, &x) != 0 || x == 0)
 		return -EINVAL;
 	*out = x;
 	return 0;
@@ -191,6 +235,68 @@ static int add_fault(struct runcfg *c, const char *v, const char *where, struct 
 	return 0;
 }
 
+static char *trim(char *s);
+
+/* expect-fired = N | >N [, N | >N ...]: one value for every rule, or a list in rule order. */
+static int set_expect_fired(struct runcfg *c, const char *v, const char *where, struct diag *d)
+{
+	const char *what = "N or >N (e.g. >0), or a list of them, one per fault rule in order (e.g. 1,>0)";
+	char buf[256];
+	int n = 0;
+	if (strlen(v) >= sizeof buf)
+		return bad(d, where, "expect-fired", v, what);
+	memcpy(buf, v, strlen(v) + 1);
+	for (char *tok = buf, *next; tok; tok = next) {   /* every item, empty ones too (refused) */
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		tok = trim(tok);
+		bool more = tok[0] == '>';
+		char *num = trim(tok + more);
+		uint64_t x;
+		if (n == RUNCFG_MAX_FAULTS)
+			return bad(d, where, "expect-fired", v, "a list of at most 16 values (one per fault rule)");
+		if (!isdigit((unsigned char)num[0]) || get_u64(num, &x, 0, UINT64_MAX - 1))
+			return bad(d, where, "expect-fired", v, what);
+		c->expect_fired[n++] = (struct runcfg_fired){ .n = x, .more = more };
+	}
+	c->n_expect_fired = n;
+	c->expect_fired_all = n == 1;
+	return 0;
+}
+
+/* SIDE:EVENT[#N]: SIDE one of src dst sim wire *, EVENT an event-log token, N >= 1. */
+static int set_pause(struct runcfg *c, const char *v, const char *where, struct diag *d)
+{
+	const char *what = "SIDE:EVENT[#N] (SIDE src|dst|sim|wire|*, EVENT an event-log name such as "
+			   "registered or round, N >= 1; e.g. src:registered#2)";
+	const char *colon = strchr(v, ':'), *hash = strchr(v, '#');
+	uint64_t nth = 1;
+	size_t side_len = colon ? (size_t)(colon - v) : 0;
+	if (!colon || (hash && hash < colon))
+		return bad(d, where, "pause-at", v, what);
+	size_t ev_len = hash ? (size_t)(hash - colon - 1) : strlen(colon + 1);
+	if (hash && (size_parse_u64(hash + 1, &nth) || nth == 0))
+		return bad(d, where, "pause-at", v, what);
+	static const char *const sides[] = { "src", "dst", "sim", "wire", "*" };
+	bool side_ok = false;
+	for (size_t i = 0; i < sizeof sides / sizeof *sides; i++)
+		side_ok = side_ok || (strlen(sides[i]) == side_len && !strncmp(v, sides[i], side_len));
+	if (!side_ok || ev_len == 0 || ev_len >= sizeof c->pause_event)
+		return bad(d, where, "pause-at", v, what);
+	for (size_t i = 0; i < ev_len; i++) {
+		char ch = colon[1 + i];
+		if (!(isalnum((unsigned char)ch) || ch == '_' || ch == '.'))
+			return bad(d, where, "pause-at", v, what);
+	}
+	memcpy(c->pause_side, v, side_len);
+	c->pause_side[side_len] = '\0';
+	memcpy(c->pause_event, colon + 1, ev_len);
+	c->pause_event[ev_len] = '\0';
+	c->pause_nth = nth;
+	return 0;
+}
+
 static int set_copy(char *dst, size_t n, const char *v, const char *where, const char *key, struct diag *d)
 {
 	if (strlen(v) >= n || !v[0])
@@ -247,7 +353,7 @@ static int set_transport(struct runcfg *c, const char *k, const char *v, const c
 	if (!strcmp(k, "reg-us-per-gib")) {
 		if (get_u64(v, &x, 0, 1000000000))
 			return bad(d, w, k, v, "a cost in microseconds per GiB");
-		c->cost.reg_per_page_ns = x * 1000 / 262144;
+		c->cost.reg_per_page_ns = x * 1000 / PAGES_PER_GIB;
 		return 0;
 	}
 	if (!strcmp(k, "caps-version")) {
@@ -345,20 +451,20 @@ static int set_gen(struct runcfg *c, const char *k, const char *v, const char *w
 	else if (!strcmp(k, "epoch-ms"))
 		rc = get_u64(v, &g->epoch_ms, 1, 3600000) ? bad(d, w, k, v, "milliseconds") : 0;
 	else if (!strcmp(k, "page-size"))
-		rc = size_parse(v, &g->page_size) ? bad(d, w, k, v, "a SIZE (e.g. 4K)") : 0;
+		rc = get_size_pos(v, &g->page_size) ? bad(d, w, k, v, "a SIZE (e.g. 4K)") : 0;
 	else if (!strcmp(k, "workers")) {
 		rc = get_u64(v, &x, 1, 4096) ? bad(d, w, k, v, "a number of workers (1..4096)") : 0;
 		g->workers = (uint32_t)x;
 	} else if (!strcmp(k, "worker-bytes"))
-		rc = size_parse(v, &g->worker_bytes) ? bad(d, w, k, v, "a SIZE") : 0;
+		rc = get_size_pos(v, &g->worker_bytes) ? bad(d, w, k, v, "a SIZE of more than 0") : 0;
 	else if (!strcmp(k, "sweep-rate"))
-		rc = size_parse(v, &g->sweep_bytes_per_s) ? bad(d, w, k, v, "a SIZE per second") : 0;
+		rc = get_size_pos(v, &g->sweep_bytes_per_s) ? bad(d, w, k, v, "a SIZE per second of more than 0") : 0;
 	else if (!strcmp(k, "rate"))
 		rc = get_u64(v, &g->rate_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "pages per second") : 0;
 	else if (!strcmp(k, "hot-rate"))
-		rc = get_u64(v, &g->hot_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "pages per second") : 0;
+		rc = get_u64(v, &g->hot_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "a rate of 1 or more pages per second") : 0;
 	else if (!strcmp(k, "cold-rate"))
-		rc = get_u64(v, &g->cold_pages_per_s, 0, UINT32_MAX) ? bad(d, w, k, v, "pages per second") : 0;
+		rc = get_u64(v, &g->cold_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "a rate of 1 or more pages per second") : 0;
 	else if (!strcmp(k, "hot-fraction")) {
 		char *end;
 		errno = 0;
@@ -400,6 +506,10 @@ int runcfg_set(struct runcfg *c, const char *key, const char *value, const char 
 	}
 	if (!strcmp(key, "fault"))
 		return add_fault(c, value, where, d);
+	if (!strcmp(key, "pause-at"))
+		return set_pause(c, value, where, d);
+	if (!strcmp(key, "expect-fired"))
+		return set_expect_fired(c, value, where, d);
 	if (!strcmp(key, "fault-counts"))
 		return set_copy(c->fault_counts_path, sizeof c->fault_counts_path, value, where, key, d);
 	return diag_set(d, "%s: key '%s' is not handled (internal)", where, key);
@@ -483,6 +593,10 @@ int runcfg_finish(struct runcfg *c, struct diag *d)
 {
 	if (!c->dst_chunk_set)
 		c->dst_chunk_bytes = c->chunk_bytes;
+	if (c->n_expect_fired && !c->n_faults)
+		return diag_set(d, "expect-fired needs at least one fault rule (fault = ... or --fault)");
+	if (!c->expect_fired_all && c->n_expect_fired > c->n_faults)
+		return diag_set(d, "expect-fired lists %d values for %d fault rules", c->n_expect_fired, c->n_faults);
 	if (c->trace[0] && c->gen_keys_used)
 		return diag_set(d, "trace generator keys (pattern, guest, ...) conflict with trace = %s", c->trace);
 	if (!c->repr_set)

@@ -39,7 +39,7 @@ mkdir -p "$OUT" "$BUILD/results" || die "cannot create $OUT"
 "$MAKE" --no-print-directory BUILD="$BUILD" CFLAGS="$COV_CFLAGS" -j1 all unit >"$OUT/build.log" 2>&1 \
   || { tail -n 30 "$OUT/build.log" >&2; die "the instrumented build failed (log: $OUT/build.log)"; }
 # the sources as built: errpath.sh warns if one changes before its counts are read
-find sim transport faults cli -name '*.[ch]' | LC_ALL=C sort | xargs sha1sum >"$OUT/sources.sha1"
+find vocab sim transport faults run cli -name '*.[ch]' | LC_ALL=C sort | xargs sha1sum >"$OUT/sources.sha1"
 lcov_q --capture --initial --directory "$BUILD" --base-directory "$ROOT" -o "$OUT/base.info" \
   || die "lcov --initial failed"
 
@@ -48,6 +48,8 @@ export MIGBED="$ROOT/coverage/migbed-record"
 export MIGBED_REAL="$ROOT/$BUILD/migbed"
 export MIGBED_RECORD_DIR="$ROOT/$BUILD/results"
 export MIGBED_VM_TIMEOUT=${MIGBED_VM_TIMEOUT:-5400}
+# the tests' one scale factor for their bounded waits (bats/helpers.bash): instrumented is slower
+export MIGBED_TEST_SCALE=${MIGBED_TEST_SCALE:-2}
 unset MIGBED_RESULTS_DIR     # the scenario Bats would keep a second copy of each result
 "$MAKE" --no-print-directory BUILD="$BUILD" CFLAGS="$COV_CFLAGS" -j1 check
 suite=$?

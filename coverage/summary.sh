@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # coverage/summary.sh TRACEFILE [ROOT] - the per-folder coverage table of an lcov tracefile
-# (test code already removed): line, function and branch coverage of sim/, transport/,
+# (test code already removed): line, function and branch coverage of sim/, transport/, run/,
 # faults/, cli/ and the total, plus topologies/ (bash scripts: gcc cannot instrument them).
 set -u -o pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)

@@ -1,5 +1,6 @@
-/* engine - the pre-copy migration engine (spec §2.6, §7.2): replays a trace on the source's
- * guest memory in virtual time while it migrates through proto_src.
+/* engine - the pre-copy migration engine: replays a trace on the source's guest memory in
+ * virtual time while it migrates through proto_src (as QEMU does it:
+ * docs/protocol.md, 'Migration sequence' and 'Convergence').
  *
  * Setup (connect, RAM block exchange, the first bitmap sync with every page dirty), then
  * rounds: each round offers dirty pages in address order from a cursor until the
@@ -9,8 +10,8 @@
  * it, the dirty bitmap is synced (dirty-sync-count), and if still under, the VM stops:
  * final sync, all remaining pages at unlimited bandwidth, device state, completion. Trace
  * epochs are applied as virtual time passes while the VM runs (not during downtime). */
-#ifndef MIGBED_SIM_ENGINE_H
-#define MIGBED_SIM_ENGINE_H
+#ifndef MIGBED_RUN_ENGINE_H
+#define MIGBED_RUN_ENGINE_H
 #include <stdbool.h>
 #include <stdint.h>
 #include "sim/evlog.h"
@@ -30,16 +31,14 @@ struct engine_opts {
 };
 void engine_opts_defaults(struct engine_opts *o);
 
-/* Run the source side of one migration. `trace_path` is re-opened when looping. Returns 0
- * when the migration completed (the destination still has to confirm), or the negative
- * cause recorded in proto_src. Fills *out (status, times, counters). */
 /* Returned by engine_run when the trace turned out to be malformed mid-way (d is set). */
 #define ENGINE_INPUT_ERROR (-1000)
 
+/* Run the source side of one migration. `trace_path` is re-opened when looping. Returns 0
+ * when the migration completed (the destination still has to confirm), the negative
+ * cause recorded in proto_src, or ENGINE_INPUT_ERROR. Fills *out (status, times, counters). */
 int engine_run(const struct engine_opts *o, const char *trace_path, mem *src_mem, hca_world *w,
 	       proto_src *ps, const char *dst_addr, struct metrics *out, struct diag *d);
-
-#endif
 
 /* The switchover rule (migration_iteration_run), pure: the threshold is the bandwidth
  * measured over the last period (bytes / ms) times downtime-limit; a pending estimate at or
@@ -48,3 +47,5 @@ int engine_run(const struct engine_opts *o, const char *trace_path, mem *src_mem
 uint64_t engine_threshold_bytes(uint64_t bytes, uint64_t elapsed_ms, uint64_t downtime_limit_ms);
 bool engine_wants_sync(uint64_t pending_bytes, uint64_t threshold_bytes);
 bool engine_switchover(uint64_t exact_pending_bytes, uint64_t threshold_bytes);
+
+#endif

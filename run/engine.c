@@ -1,5 +1,5 @@
 /* engine - the pre-copy migration engine (see engine.h). */
-#include "sim/engine.h"
+#include "run/engine.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -457,6 +457,7 @@ static void fill_metrics(struct eng *e, int rc, uint64_t downtime_start)
 	m->rdma_writes = st->rdma_writes;
 	m->max_writes_in_flight = st->max_writes_in_flight;
 	m->pin_all = proto_src_pin_all(e->ps);
+	m->chunk_bytes_src = proto_src_chunk_bytes(e->ps);
 	m->src.registrations = st->registrations;
 	m->src.pinned_peak_bytes = st->pinned_peak_bytes;
 	for (int i = 0; i < METRICS_MSG_TYPES; i++) {

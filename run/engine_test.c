@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "sim/engine.h"
+#include "run/engine.h"
 
 static void test_threshold(void **state)
 {

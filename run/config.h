@@ -1,0 +1,70 @@
+/* config - the options of one migration run as plain data, with no argv and no scenario
+ * syntax in it: cli/runcfg.c parses and validates the scenario file and the options into
+ * this struct; the run layer (run/run.h) only reads it. */
+#ifndef MIGBED_RUN_CONFIG_H
+#define MIGBED_RUN_CONFIG_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "faults/fault.h"
+#include "run/engine.h"
+#include "sim/diag.h"
+#include "sim/tracegen.h"
+#include "transport/hca.h"
+
+#define RUNCFG_MAX_EXPECT 8
+#define RUNCFG_MAX_FAULTS 16
+
+struct runcfg {
+	char scenario[1024];        /* path, "" when none */
+	char description[256];
+	char trace[1024];           /* "" = generate */
+	bool gen_keys_used;
+	struct tgen_opts gen;
+	uint64_t chunk_bytes, dst_chunk_bytes;
+	bool dst_chunk_set;
+	bool pin_all, dst_pin_all;
+	enum hca_backend_kind backend;
+	enum mem_repr repr;
+	bool repr_set;
+	struct hca_cost cost;
+	struct engine_opts eng;
+	uint64_t wait_timeout_ms;
+	uint64_t seed;
+	uint32_t caps_version;
+	bool src_negotiate, dst_negotiate;   /* --protocol negotiated (per side) */
+	bool refuse_mismatch;               /* --on-mismatch refuse */
+	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none */
+	int ack_timeout;                      /* verbs, -1 = rdma_cm default */
+	bool qemu_stream;                     /* the source is a real QEMU */
+	char dst_layout[1024];                /* a trace whose header is the destination's RAM layout */
+	char qemu_expect_file[1024];          /* what QEMU was loaded with ... */
+	uint64_t qemu_expect_addr;            /* ... at this guest address */
+	/* faults (docs/faults.md): the scenario's `fault =` lines, then --fault options */
+	char faults[RUNCFG_MAX_FAULTS][FAULT_SPEC_MAX];
+	int n_faults;
+	char fault_counts_path[1024];         /* --fault-counts FILE */
+	/* expect-fired: each rule's injections must be n (or more than n); one value for every
+	 * rule, or (a list) one per rule in order, the rules after the list unchecked */
+	struct runcfg_fired { uint64_t n; bool more; } expect_fired[RUNCFG_MAX_FAULTS];
+	int n_expect_fired;                   /* 0: no expectation */
+	bool expect_fired_all;                /* one value, for every rule */
+	/* expectation */
+	bool expect_completed;
+	int expect_causes[RUNCFG_MAX_EXPECT];
+	int n_expect;
+	char expect_text[256];
+	/* outputs */
+	char json_path[1024];
+	char events_path[1024];
+	bool quiet;
+	/* --pause-at SIDE:EVENT[#N]: stop the process (SIGSTOP) right after that event-log line */
+	char pause_side[16], pause_event[48];
+	uint64_t pause_nth;                   /* 0 = no pause */
+	/* verbs */
+	char src_addr[256], dst_addr[256];
+};
+
+/* Every field its default: a small generated rand-set trace, the model backend, expect completed. */
+void runcfg_defaults(struct runcfg *c);
+
+#endif

@@ -1,0 +1,623 @@
+/* run - one migration run: set-up, the sides, the memory oracle, the judge, tear-down (see run.h). */
+#include "run/run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include "sim/evlog.h"
+#include "sim/tracegen.h"
+#include "transport/proto.h"
+#include "transport/qemu_stream.h"
+
+#ifndef MIGBED_BUILD_ID
+#define MIGBED_BUILD_ID "unknown"
+#endif
+
+#define MODEL_ADDR "model:migbed"
+
+struct qemu_stream;
+struct qemu_stream_writer;
+
+/* One run in progress: what the sides share and what they write. */
+struct run {
+	enum run_role role;
+	const struct runcfg *c;
+	char trace_path[1024];
+	bool trace_tmp;
+	mem *src, *dst;
+	evlog *ev;
+	hca_world *w;
+	proto_src *ps;
+	proto_dst *pd;
+	struct metrics m;
+	struct run_outcome out;
+	struct diag d;
+	uint64_t wall_start_ms;
+	struct qemu_stream *qs;        /* --qemu-stream: the reader of a real QEMU's stream */
+	struct qemu_stream_writer *qw; /* --qemu-stream on the source: writes QEMU's stream */
+	fault_plan *faults;            /* the run's fault plan (empty: only counts calls) */
+	bool faults_io_error;          /* --fault-counts could not be written (d set) */
+	uint64_t injected;             /* the plan's injections, the teardown's too */
+	bool paused;                   /* --pause-at was reached */
+	struct out_file json;          /* --json, opened by make_world */
+	struct out_file counts;        /* --fault-counts, opened by make_world */
+};
+
+const char *run_build_id(void)
+{
+	return MIGBED_BUILD_ID[0] ? MIGBED_BUILD_ID : "unknown";
+}
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct first_defect {
+	struct diag *d;
+	long n;
+};
+
+static void keep_first_defect(void *arg, const char *diag_line)
+{
+	struct first_defect *fd = arg;
+	if (fd->n++ == 0)
+		diag_set(fd->d, "%s", diag_line);
+}
+
+/* The engine streams the trace: a defect would otherwise surface mid-run (after the log and
+ * the world exist) or never (past the point where the migration ended). */
+static int check_trace(struct run *r, const char *path)
+{
+	struct first_defect fd = { .d = &r->d };
+	long n = trace_check(path, keep_first_defect, &fd);
+	if (n == 0)
+		return 0;
+	if (fd.n == 0)
+		return diag_set(&r->d, "%s: cannot read the trace", path);
+	if (fd.n > 1) {
+		char first[DIAG_MSG_MAX];
+		snprintf(first, sizeof first, "%s", r->d.msg);
+		diag_set(&r->d, "%.400s (%ld defects in all: see migbed trace check)", first, fd.n);
+	}
+	return -EINVAL;
+}
+
+static int prepare_trace(struct run *r)
+{
+	if (r->role != ROLE_SRC && r->c->dst_layout[0] && check_trace(r, r->c->dst_layout))
+		return -EINVAL;
+	if (r->c->trace[0]) {
+		snprintf(r->trace_path, sizeof r->trace_path, "%s", r->c->trace);
+		return check_trace(r, r->trace_path);
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(r->trace_path, sizeof r->trace_path, "%s/migbed-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(r->trace_path);
+	if (fd < 0)
+		return diag_set(&r->d, "cannot create a temporary trace in %s: %s", tmp ? tmp : "/tmp", strerror(errno));
+	close(fd);
+	r->trace_tmp = true;
+	return tgen_write(&r->c->gen, r->trace_path, &r->d) < 0 ? -EINVAL : 0;
+}
+
+/* A memory laid out as the header of the trace at path says. */
+static int memory_from_trace(struct run *r, const char *path, mem **out)
+{
+	trace_reader *tr;
+	if (trace_open(path, &tr, &r->d) < 0)
+		return -EINVAL;
+	const struct trace_header *h = trace_header(tr);
+	struct mem_block_spec specs[TRACE_MAX_BLOCKS];
+	for (size_t i = 0; i < h->n_blocks; i++)
+		specs[i] = (struct mem_block_spec){ .name = h->blocks[i].name, .size_bytes = h->blocks[i].size_bytes };
+	int rc = mem_new(h->page_size, h->n_blocks, specs, r->c->repr, r->c->seed, out);
+	trace_close(tr);
+	if (rc)
+		return diag_set(&r->d, "%s: cannot allocate guest memory: %s", path, strerror(-rc));
+	return 0;
+}
+
+/* The source's memory from the trace; the destination's from the trace too, or from
+ * --dst-layout (a guest configured differently: RAM_BLOCK_* causes). */
+static int make_memories(struct run *r)
+{
+	int rc = 0;
+	if (r->role != ROLE_DST)
+		rc = memory_from_trace(r, r->trace_path, &r->src);
+	if (rc == 0 && r->role != ROLE_SRC)
+		rc = memory_from_trace(r, r->c->dst_layout[0] ? r->c->dst_layout : r->trace_path, &r->dst);
+	return rc;
+}
+
+/* --qemu-stream: the destination reads a real QEMU's stream; its VERIFY digests are those of
+ * the content QEMU was given (--qemu-expect FILE@ADDR: zeros elsewhere). */
+static int setup_qemu_stream(struct run *r, struct proto_opts *po)
+{
+	struct qemu_stream_opts qo;
+	qemu_stream_opts_defaults(&qo);
+	int rc = qemu_stream_new(&qo, &r->qs);
+	if (rc)
+		return diag_set(&r->d, "qemu stream reader: %s", strerror(-rc));
+	size_t n = mem_n_blocks(r->dst);
+	struct mem_block_spec specs[STREAM_MAX_BLOCKS];
+	for (size_t b = 0; b < n; b++)
+		specs[b] = (struct mem_block_spec){ .name = mem_block_name(r->dst, b), .size_bytes = mem_block_bytes(r->dst, b) };
+	mem *want = NULL;
+	if ((rc = mem_new(mem_page_size(r->dst), n, specs, MEM_REPR_BYTES, r->c->seed, &want)))
+		return diag_set(&r->d, "qemu expected memory: %s", strerror(-rc));
+	if (r->c->qemu_expect_file[0]) {
+		FILE *f = fopen(r->c->qemu_expect_file, "rb");
+		if (!f) {
+			mem_free(want);
+			return diag_set(&r->d, "%s: %s", r->c->qemu_expect_file, strerror(errno));
+		}
+		uint8_t *base = mem_block_ptr(want, 0);
+		uint64_t cap = mem_block_bytes(want, 0), at = r->c->qemu_expect_addr;
+		size_t got = at < cap ? fread(base + at, 1, cap - at, f) : 0;
+		bool more = fgetc(f) != EOF;
+		fclose(f);
+		if (at >= cap || more) {
+			mem_free(want);
+			return diag_set(&r->d, "--qemu-expect: %s at %llu does not fit block %s (%llu bytes)",
+					r->c->qemu_expect_file, (unsigned long long)at, specs[0].name, (unsigned long long)cap);
+		}
+		(void)got;
+	}
+	for (size_t b = 0; b < n && rc == 0; b++)
+		rc = qemu_stream_expect_digest(r->qs, specs[b].name, proto_mem_digest(want, b));
+	mem_free(want);
+	if (rc)
+		return diag_set(&r->d, "qemu expected digests: %s", strerror(-rc));
+	po->stream_filter = qemu_stream_filter;
+	po->stream_filter_arg = r->qs;
+	po->stream_end = qemu_stream_filter_end;
+	return 0;
+}
+
+/* --qemu-stream on the source: the destination is a real QEMU 7.2 -M none; the stream is
+ * translated into QEMU's and nothing is confirmed after EOF (check QEMU over QMP). */
+static int setup_qemu_writer(struct run *r, struct proto_opts *po)
+{
+	int rc = qemu_stream_writer_new(NULL, &r->qw);
+	if (rc)
+		return diag_set(&r->d, "qemu stream writer: %s", strerror(-rc));
+	po->stream_out_filter = qemu_stream_out_filter;
+	po->stream_out_filter_arg = r->qw;
+	po->peer_is_qemu = true;
+	return 0;
+}
+
+static int make_endpoints(struct run *r)
+{
+	struct proto_opts po;
+	int rc;
+	proto_opts_defaults(&po);
+	po.wait_timeout_ns = r->c->wait_timeout_ms * 1000000ull;
+	po.caps_version = r->c->caps_version;
+	po.refuse_mismatch = r->c->refuse_mismatch;
+	if (r->role != ROLE_SRC) {
+		wire_chunk_shift(r->c->dst_chunk_bytes, &po.chunk_shift);
+		po.pin_all = r->c->dst_pin_all;
+		po.negotiate = r->c->dst_negotiate;
+		if (r->c->qemu_stream && (rc = setup_qemu_stream(r, &po)))
+			return rc;
+		if ((rc = proto_dst_new(r->w, r->dst, &po, &r->pd)))
+			return diag_set(&r->d, "destination setup: %s", strerror(-rc));
+		if ((rc = hca_world_add_progress(r->w, proto_dst_progress, r->pd)))
+			return diag_set(&r->d, "destination setup: %s", strerror(-rc));
+	}
+	if (r->role != ROLE_DST) {
+		wire_chunk_shift(r->c->chunk_bytes, &po.chunk_shift);
+		po.pin_all = r->c->pin_all;
+		po.negotiate = r->c->src_negotiate;
+		if (r->role == ROLE_SRC && r->c->qemu_stream && (rc = setup_qemu_writer(r, &po)))
+			return rc;
+		if ((rc = proto_src_new(r->w, r->src, &po, &r->ps)))
+			return diag_set(&r->d, "source setup: %s", strerror(-rc));
+	}
+	return 0;
+}
+
+/* --dst-memlock: simulated by the model; on verbs the real kernel limit, which needs the
+ * destination in its own process (docs/verbs-facts.md, 'Registration limits': clear
+ * CAP_IPC_LOCK from the *effective* set, lower the soft RLIMIT_MEMLOCK; every registration
+ * is then counted, overlaps too). */
+static int apply_memlock(struct run *r)
+{
+	uint64_t lim = r->c->dst_memlock_bytes;
+	if (!lim || r->role == ROLE_SRC)
+		return 0;
+	if (r->c->backend == HCA_BACKEND_MODEL) {
+		hca_world_set_memlock(r->w, "dst", lim);
+		return 0;
+	}
+	if (r->role == ROLE_BOTH)
+		return diag_set(&r->d, "--dst-memlock on --backend verbs needs the destination in its own process: "
+				       "use `migbed dest --dst-memlock ...` with `migbed source`");
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return diag_set(&r->d, "--dst-memlock: capget: %s", strerror(errno));
+	data[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		return diag_set(&r->d, "--dst-memlock: capset: %s", strerror(errno));
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+		return diag_set(&r->d, "--dst-memlock: getrlimit: %s", strerror(errno));
+	rl.rlim_cur = lim;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < lim)
+		rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+		return diag_set(&r->d, "--dst-memlock: setrlimit: %s", strerror(errno));
+	fprintf(stderr, "migbed: dest: CAP_IPC_LOCK dropped, RLIMIT_MEMLOCK %llu bytes\n", (unsigned long long)lim);
+	return 0;
+}
+
+/* The fault plan (docs/faults.md): the rules were checked when the options were read. */
+static int make_faults(struct run *r)
+{
+	struct fault_parse_error e = { 0 };
+	const char *path = r->c->fault_counts_path;
+	int rc = path[0] ? out_file_open(&r->counts, path, NULL) : 0;
+	if (rc)
+		return diag_set(&r->d, "%s: cannot write the fault counts: %s", path, strerror(-rc));
+	rc = fault_plan_new(r->c->seed, &r->faults);
+	for (int i = 0; rc == 0 && i < r->c->n_faults; i++)
+		if ((rc = fault_plan_add_spec(r->faults, r->c->faults[i], &e)))
+			return diag_set(&r->d, "fault '%s': col %u: %s", r->c->faults[i], e.col, e.msg);
+	if (rc)
+		return diag_set(&r->d, "fault plan: %s", strerror(-rc));
+	hca_world_set_faults(r->w, r->faults);
+	return 0;
+}
+
+/* After the teardown (its deregistrations are fallible calls too): --fault-counts (opened
+ * by make_faults; aborted by run_abort), written whole or not at all, then the plan goes. */
+static void faults_done(struct run *r)
+{
+	if (r->faults && r->counts.f) {
+		int rc = fault_plan_write_counts(r->faults, r->counts.f);
+		if (rc == 0)
+			rc = out_file_commit(&r->counts, NULL);
+		if (rc) {
+			diag_set(&r->d, "%s: cannot write the fault counts: %s", r->c->fault_counts_path, strerror(-rc));
+			r->faults_io_error = true;
+		}
+	}
+	out_file_abort(&r->counts);
+	r->injected = r->faults ? fault_plan_injected(r->faults) : 0;
+	fault_plan_free(r->faults);
+	r->faults = NULL;
+}
+
+/* --pause-at: say where and stop; a test acts (cuts the link, kills the peer) and sends
+ * SIGCONT. The event log's content is the same as without the pause. */
+static void pause_here(void *arg, const char *side, const char *event, uint64_t nth)
+{
+	struct run *r = arg;
+	r->paused = true;
+	fprintf(stderr, "migbed: paused at %s %s #%llu (pid %ld): SIGCONT resumes\n", side, event,
+		(unsigned long long)nth, (long)getpid());
+	fflush(NULL);
+	raise(SIGSTOP);
+	fprintf(stderr, "migbed: resumed\n");
+}
+
+static int make_world(struct run *r)
+{
+	static const vclock zero_clock;
+	if (r->c->json_path[0] && out_file_open(&r->json, r->c->json_path, &r->d))
+		return -EINVAL;
+	int rc = evlog_open(r->c->events_path[0] ? r->c->events_path : NULL, &zero_clock, &r->ev);
+	if (rc)
+		return diag_set(&r->d, "%s: cannot write the event log: %s", r->c->events_path, strerror(-rc));
+	if (r->c->pause_nth && evlog_watch(r->ev, r->c->pause_side, r->c->pause_event, r->c->pause_nth,
+					  pause_here, r))
+		return diag_set(&r->d, "--pause-at: cannot watch %s:%s", r->c->pause_side, r->c->pause_event);
+	struct hca_verbs_opts vo = { .ack_timeout = r->c->ack_timeout, .poll_busy = false };
+	/* verbs: drop CAP_IPC_LOCK before any rdma_cm or uverbs file is opened: the kernel refuses
+	 * writes to those files from credentials other than the opener's (EACCES) */
+	if (r->c->backend == HCA_BACKEND_VERBS && r->role == ROLE_DST && (rc = apply_memlock(r)))
+		return rc;
+	rc = hca_world_new(r->c->backend, &r->c->cost, &vo, r->ev, &r->w);
+	if (rc)
+		return diag_set(&r->d, "cannot create the %s backend: %s",
+				r->c->backend == HCA_BACKEND_VERBS ? "verbs" : "model", strerror(-rc));
+	evlog_set_clock(r->ev, hca_world_clock(r->w));
+	if ((rc = make_faults(r)))
+		return rc;
+	if (r->c->backend == HCA_BACKEND_MODEL || r->role == ROLE_BOTH) {
+		if ((rc = apply_memlock(r)))
+			return rc;
+	}
+	return make_endpoints(r);
+}
+
+static void pump_dst(struct run *r, uint64_t budget_ns)
+{
+	uint64_t wall_end = wall_ms() + budget_ns / 1000000;
+	for (uint64_t t = 0; t < budget_ns; t += 1000000) {
+		if (proto_dst_progress(r->pd) < 0)
+			return;
+		if (hca_world_wait(r->w, 1000000) == 0 && r->c->backend == HCA_BACKEND_VERBS &&
+		    wall_ms() > wall_end)
+			return;
+	}
+}
+
+static void collect_dst_metrics(struct run *r)
+{
+	const struct proto_stats *ds = proto_dst_stats(r->pd);
+	r->m.dst.registrations = ds->registrations;
+	r->m.dst.pinned_peak_bytes = ds->pinned_peak_bytes;
+	for (int i = 0; i < METRICS_MSG_TYPES; i++) {
+		r->m.dst.msgs_sent[i] = ds->msgs_sent[i];
+		r->m.dst.msgs_recv[i] = ds->msgs_recv[i];
+	}
+}
+
+static void cleanup(struct run *r)
+{
+	proto_src_free(r->ps);
+	r->ps = NULL;
+	proto_dst_free(r->pd);
+	r->pd = NULL;
+	qemu_stream_free(r->qs);
+	r->qs = NULL;
+	qemu_stream_writer_free(r->qw);
+	r->qw = NULL;
+	hca_world_free(r->w);
+	r->w = NULL;
+	faults_done(r);
+	mem_free(r->src);
+	mem_free(r->dst);
+	r->src = r->dst = NULL;
+	if (r->trace_tmp)
+		unlink(r->trace_path);
+	r->trace_tmp = false;
+}
+
+static void discard(struct run *r)
+{
+	out_file_abort(&r->counts);
+	cleanup(r);
+	evlog_abort(r->ev);
+	r->ev = NULL;
+	out_file_abort(&r->json);
+}
+
+
+/* The memory oracle, after both sides said completed: every page of the destination must
+ * equal the source's, else the destination did not complete (VERIFY_MISMATCH). */
+static void verify(struct run *r)
+{
+	size_t bb = 0;
+	uint64_t bp = 0;
+	int cmp = mem_compare(r->src, r->dst, &bb, &bp);
+	if (cmp == 0) {
+		r->out.verified = true;
+		return;
+	}
+	r->out.dst_completed = false;
+	cause_set(&r->out.dst, CAUSE_VERIFY_MISMATCH, "first difference: block %s page %llu",
+		  cmp > 0 ? mem_block_name(r->src, bb) : "?", (unsigned long long)bp);
+	r->out.dst.t_ns = vclock_now_ns(hca_world_clock(r->w));
+}
+
+static void judge(struct run *r)
+{
+	run_outcome_judge(&r->out, r->c, r->role);
+	r->m.status = r->out.completed ? "completed" : "failed";
+}
+
+/* Both sides here: the source is done (src_rc); let the destination finish, then compare. */
+static void finish_both(struct run *r, int src_rc)
+{
+	uint64_t wait = r->c->wait_timeout_ms * 1000000ull;
+	r->out.src = *proto_src_cause(r->ps);
+	pump_dst(r, wait);
+	proto_src_free(r->ps);   /* ERROR to the destination if the source failed; disconnect */
+	r->ps = NULL;
+	pump_dst(r, wait);
+	if (proto_dst_state(r->pd) == PROTO_DST_RUNNING)
+		proto_dst_fail(r->pd, src_rc == 0 ? CAUSE_DEST_INCOMPLETE : CAUSE_PEER_DISCONNECTED,
+			       "the destination had not finished when the source was done");
+	r->out.dst = *proto_dst_cause(r->pd);
+	r->out.dst_completed = proto_dst_state(r->pd) == PROTO_DST_COMPLETED;
+	r->out.src_completed = src_rc == 0;
+	if (r->out.src_completed && r->out.dst_completed)
+		verify(r);
+	collect_dst_metrics(r);
+	judge(r);
+}
+
+/* A source process: "completed" means the destination confirmed (it disconnects after
+ * loading and verifying everything). */
+static void finish_src(struct run *r, int src_rc)
+{
+	r->out.src = *proto_src_cause(r->ps);
+	r->out.src_completed = r->out.dst_completed = r->out.verified = src_rc == 0;
+	r->out.dst_unseen = r->c->qemu_stream;
+	judge(r);
+}
+
+/* A destination process: completed and verified (against the digests the source sends
+ * before EOF), or its own cause. */
+static void finish_dst(struct run *r)
+{
+	r->out.dst = *proto_dst_cause(r->pd);
+	r->out.dst_completed = proto_dst_state(r->pd) == PROTO_DST_COMPLETED;
+	r->out.src_completed = r->out.verified = r->out.dst_completed;
+	collect_dst_metrics(r);
+	r->m.pin_all = r->m.pin_all || proto_dst_pin_all(r->pd);
+	judge(r);
+}
+
+/* A destination process serves one migration; bounded by the accept timeout, then by the
+ * wait timeout between two events of the migration. */
+static void serve(struct run *r, uint64_t accept_ms)
+{
+	uint64_t idle_ns = 0, step = 10000000;   /* 10 ms */
+	bool connected = false;
+	for (;;) {
+		int p = proto_dst_progress(r->pd);
+		if (p < 0)
+			return;
+		if (proto_dst_state(r->pd) != PROTO_DST_RUNNING && p == 0)
+			return;
+		connected = connected || proto_dst_stats(r->pd)->msgs_sent[WIRE_READY] > 0;
+		if (p > 0 || hca_world_wait(r->w, step) > 0) {
+			idle_ns = 0;
+			continue;
+		}
+		idle_ns += step;
+		uint64_t limit = connected ? r->c->wait_timeout_ms * 1000000ull : accept_ms * 1000000ull;
+		if (idle_ns >= limit) {
+			proto_dst_fail(r->pd, CAUSE_TIMEOUT,
+				       connected ? "the source went silent in the middle of the migration"
+						 : "no source connected within the accept timeout");
+			return;
+		}
+	}
+}
+
+static int setup(struct run *r, const struct runcfg *cfg, enum run_role role)
+{
+	r->role = role;
+	r->c = cfg;
+	r->wall_start_ms = wall_ms();
+	return prepare_trace(r) || make_memories(r) || make_world(r) ? -EINVAL : 0;
+}
+
+static const char *fix_detail(const struct run_outcome *from, struct run_outcome *to)
+{
+	if (from->detail == from->src.detail)
+		return to->src.detail;
+	if (from->detail == from->dst.detail)
+		return to->dst.detail;
+	return from->detail;
+}
+
+void run_result_copy(struct run_result *dst, const struct run_result *src)
+{
+	*dst = *src;
+	dst->out.detail = fix_detail(&src->out, &dst->out);
+	dst->json = (struct out_file){ 0 };
+}
+
+/* The end of a run that happened: metrics, fault counts, teardown, the event log. */
+static void conclude(struct run *r, struct run_result *res, struct diag *d)
+{
+	if (!r->m.chunk_bytes_src)   /* not from the engine (a destination process): as configured */
+		r->m.chunk_bytes_src = r->c->chunk_bytes;
+	r->m.chunk_bytes_dst = r->c->dst_chunk_bytes;
+	r->m.include_wall = r->c->backend == HCA_BACKEND_VERBS;
+	r->m.wall_total_ms = wall_ms() - r->wall_start_ms;
+	run_outcome_faults(&r->out, r->c, r->faults, r->role);
+	res->virtual_ns = vclock_now_ns(hca_world_clock(r->w));
+	cleanup(r);
+	res->faults_injected = r->injected;
+	res->pause_missed = r->c->pause_nth && !r->paused;
+	res->pause_event_lines = res->pause_missed ? evlog_count_event(r->ev, r->c->pause_event) : 0;
+	int erc = evlog_close(r->ev);
+	r->ev = NULL;
+	res->output_error = r->faults_io_error;
+	if (erc && !res->output_error) {
+		diag_set(&r->d, "%s: cannot write the event log: %s", r->c->events_path, strerror(-erc));
+		res->output_error = true;
+	}
+	if (res->output_error)
+		*d = r->d;
+	res->out = r->out;
+	res->out.detail = fix_detail(&r->out, &res->out);
+	res->m = r->m;
+	res->wall_ms = r->m.wall_total_ms;
+	res->build_id = run_build_id();
+	res->json = r->json;
+	r->json = (struct out_file){ 0 };
+}
+
+/* Both sides, once set up: listen, migrate, let the destination finish. 0 or -EINVAL. */
+static int migrate_both(struct run *r)
+{
+	bool verbs = r->c->backend == HCA_BACKEND_VERBS;
+	const char *addr = !verbs ? MODEL_ADDR : r->c->dst_addr[0] ? r->c->dst_addr : RUN_VERBS_DST;
+	const char *from = !verbs ? "" : r->c->src_addr[0] ? r->c->src_addr : RUN_VERBS_SRC;
+	char connect_addr[600];
+	snprintf(connect_addr, sizeof connect_addr, "%s%s%s", addr, from[0] ? "@" : "", from);
+	if (proto_dst_listen(r->pd, addr) < 0)
+		return diag_set(&r->d, "cannot listen on %s: %s", addr, proto_dst_cause(r->pd)->detail);
+	int rc = engine_run(&r->c->eng, r->trace_path, r->src, r->w, r->ps, connect_addr, &r->m, &r->d);
+	if (rc == ENGINE_INPUT_ERROR)
+		return -EINVAL;
+	finish_both(r, rc);
+	return 0;
+}
+
+static int migrate_src(struct run *r, const struct run_side *s)
+{
+	if (s->src_before && s->src_before(s->arg, r->src, &r->d))
+		return -EINVAL;
+	int rc = engine_run(&r->c->eng, r->trace_path, r->src, r->w, r->ps, s->addr, &r->m, &r->d);
+	if (s->src_after)
+		s->src_after(s->arg, r->src, rc != ENGINE_INPUT_ERROR);
+	if (rc == ENGINE_INPUT_ERROR)
+		return -EINVAL;
+	finish_src(r, rc);
+	return 0;
+}
+
+static int migrate_dst(struct run *r, const struct run_side *s)
+{
+	if (proto_dst_listen(r->pd, s->addr) < 0)
+		return diag_set(&r->d, "cannot listen on %s: %s", s->addr, proto_dst_cause(r->pd)->detail);
+	if (s->listening)
+		s->listening(s->arg, s->addr);
+	serve(r, s->accept_ms);
+	finish_dst(r);
+	return 0;
+}
+
+/* One run: set up, play the role, conclude, or (bad input) leave nothing behind. */
+static int run_one(const struct runcfg *cfg, const struct run_side *s, struct run_result *res, struct diag *d)
+{
+	memset(res, 0, sizeof *res);
+	struct run *r = calloc(1, sizeof *r);
+	if (!r)
+		return diag_set(d, "out of memory");
+	enum run_role role = s ? s->role : ROLE_BOTH;
+	int rc = setup(r, cfg, role);
+	if (rc == 0)
+		rc = role == ROLE_BOTH ? migrate_both(r) : role == ROLE_SRC ? migrate_src(r, s) : migrate_dst(r, s);
+	if (rc == 0) {
+		conclude(r, res, d);
+	} else {
+		*d = r->d;
+		discard(r);
+	}
+	free(r);
+	return rc;
+}
+
+int run_migrate(const struct runcfg *cfg, struct run_result *res, struct diag *d)
+{
+	return run_one(cfg, NULL, res, d);
+}
+
+int run_migrate_side(const struct runcfg *cfg, const struct run_side *side, struct run_result *res,
+		     struct diag *d)
+{
+	if (!side || (side->role != ROLE_SRC && side->role != ROLE_DST) || !side->addr)
+		return diag_set(d, "run_migrate_side: a source or a destination, with an address");
+	return run_one(cfg, side, res, d);
+}

@@ -1,0 +1,221 @@
+/* run_test - the run API: a small model run completes and verifies; a registration fault
+ * ends in its named cause on its side, listed as fired once; the same config twice gives
+ * the same result and the same event log. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "run/run.h"
+
+/* A 16M guest, two workers, 200 ms (the fault matrix's scenarios). */
+static void small_config(struct runcfg *c)
+{
+	runcfg_defaults(c);
+	c->gen.guest_bytes = 16ull << 20;
+	c->gen.workers = 2;
+	c->gen.worker_bytes = 4ull << 20;
+	c->gen.sweep_bytes_per_s = 64ull << 20;
+	c->gen.duration_ms = 200;
+	c->seed = c->eng.seed = c->gen.seed = 7;
+	/* what cli/runcfg.c's runcfg_finish completes on the model */
+	c->dst_chunk_bytes = c->chunk_bytes;
+	c->repr = MEM_REPR_STAMP;
+	tgen_defaults(&c->gen);
+}
+
+static void add_fault(struct runcfg *c, const char *spec, int expect_cause)
+{
+	snprintf(c->faults[c->n_faults++], sizeof c->faults[0], "%s", spec);
+	c->expect_completed = false;
+	c->expect_causes[0] = expect_cause;
+	c->n_expect = 1;
+}
+
+static void test_small_run_completes(void **state)
+{
+	(void)state;
+	struct runcfg c;
+	struct run_result res;
+	struct diag d = { 0 };
+	small_config(&c);
+	assert_int_equal(run_migrate(&c, &res, &d), 0);
+	assert_true(res.out.src_completed);
+	assert_true(res.out.dst_completed);
+	assert_true(res.out.verified);
+	assert_true(res.out.completed);
+	assert_true(res.out.pass);
+	assert_int_equal(res.out.cause, 0);
+	assert_string_equal(res.out.side, "-");
+	assert_string_equal(res.m.status, "completed");
+	assert_int_equal(res.m.ram_remaining, 0);
+	assert_true(res.m.ram_transferred > 0);
+	assert_true(res.virtual_ns > 0);
+	assert_false(res.output_error);
+	assert_non_null(res.build_id);
+	assert_true(res.build_id[0] != '\0');
+	assert_null(res.json.f);
+}
+
+struct fault_case {
+	const char *rule;
+	int cause;
+	const char *side;
+};
+
+/* reg_mr@dst: #1 and #2 are the destination's two control buffers, #4 the first chunk the
+ * source asks for (this config). */
+static const struct fault_case fault_cases[] = {
+	{ "reg_mr@dst #2 -> errno(ENOMEM)", CAUSE_CONTROL_REG_FAILED, "dst" },
+	{ "reg_mr@dst #4 -> errno(ENOMEM)", CAUSE_DEST_REG_FAILED, "dst" },
+};
+
+static void test_fault_ends_in_its_cause(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof fault_cases / sizeof fault_cases[0]; i++) {
+		const struct fault_case *fc = &fault_cases[i];
+		struct runcfg c;
+		struct run_result res;
+		struct diag d = { 0 };
+		print_message("case: %s\n", fc->rule);
+		small_config(&c);
+		add_fault(&c, fc->rule, fc->cause);
+		assert_int_equal(run_migrate(&c, &res, &d), 0);
+		assert_false(res.out.completed);
+		assert_string_equal(res.m.status, "failed");
+		assert_int_equal(res.out.cause, fc->cause);
+		assert_string_equal(res.out.side, fc->side);
+		assert_int_equal(res.out.dst.cause, fc->cause);
+		assert_ptr_equal(res.out.detail, res.out.dst.detail);
+		assert_true(res.out.pass);
+		assert_int_equal(res.out.n_faults, 1);
+		assert_int_equal(res.out.faults[0].st.fired, 1);
+		assert_true(res.out.faults[0].st.matched >= 1);
+	}
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char *buf = NULL;
+	size_t cap = 0;
+	FILE *m = open_memstream(&buf, &cap);
+	assert_non_null(m);
+	int ch;
+	while ((ch = fgetc(f)) != EOF)
+		fputc(ch, m);
+	fclose(f);
+	fclose(m);
+	*n = cap;
+	return buf;
+}
+
+static char *metrics_json(const struct metrics *m)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+	assert_non_null(f);
+	metrics_print_json(m, f);
+	fclose(f);
+	return buf;
+}
+
+static void run_logged(struct runcfg *c, const char *events, struct run_result *res)
+{
+	struct diag d = { 0 };
+	snprintf(c->events_path, sizeof c->events_path, "%s", events);
+	assert_int_equal(run_migrate(c, res, &d), 0);
+}
+
+static void test_same_config_same_run(void **state)
+{
+	(void)state;
+	char ev1[] = "/tmp/migbed-run-test-XXXXXX", ev2[] = "/tmp/migbed-run-test-XXXXXX";
+	int fd1 = mkstemp(ev1), fd2 = mkstemp(ev2);
+	assert_true(fd1 >= 0 && fd2 >= 0);
+	close(fd1);
+	close(fd2);
+	struct runcfg c;
+	struct run_result a, b;
+	small_config(&c);
+	add_fault(&c, "post_send.write@src #3 -> status(REM_ACCESS_ERR)", CAUSE_REMOTE_ACCESS_ERROR);
+	run_logged(&c, ev1, &a);
+	run_logged(&c, ev2, &b);
+	assert_int_equal(a.out.cause, CAUSE_REMOTE_ACCESS_ERROR);
+	assert_int_equal(a.out.faults[0].st.fired, 1);
+	assert_int_equal(a.out.completed, b.out.completed);
+	assert_int_equal(a.out.cause, b.out.cause);
+	assert_string_equal(a.out.side, b.out.side);
+	assert_string_equal(a.out.detail, b.out.detail);
+	assert_int_equal(a.out.src.t_ns, b.out.src.t_ns);
+	assert_int_equal(a.out.dst.t_ns, b.out.dst.t_ns);
+	assert_int_equal(a.virtual_ns, b.virtual_ns);
+	assert_int_equal(a.out.faults[0].st.fired, b.out.faults[0].st.fired);
+	char *ma = metrics_json(&a.m), *mb = metrics_json(&b.m);
+	assert_string_equal(ma, mb);
+	size_t na, nb;
+	char *la = slurp(ev1, &na), *lb = slurp(ev2, &nb);
+	assert_true(na > 0);
+	assert_int_equal(na, nb);
+	assert_memory_equal(la, lb, na);
+	free(ma);
+	free(mb);
+	free(la);
+	free(lb);
+	unlink(ev1);
+	unlink(ev2);
+}
+
+static void test_bad_input_leaves_nothing(void **state)
+{
+	(void)state;
+	struct runcfg c;
+	struct run_result res;
+	struct diag d = { 0 };
+	char ev[] = "/tmp/migbed-run-test-XXXXXX";
+	int fd = mkstemp(ev);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(ev);
+	small_config(&c);
+	snprintf(c.trace, sizeof c.trace, "/nonexistent/migbed-run-test.trace");
+	snprintf(c.events_path, sizeof c.events_path, "%s", ev);
+	assert_int_equal(run_migrate(&c, &res, &d), -EINVAL);
+	assert_true(d.msg[0] != '\0');
+	assert_int_equal(access(ev, F_OK), -1);
+}
+
+static void test_result_copy_keeps_detail(void **state)
+{
+	(void)state;
+	struct runcfg c;
+	struct run_result res, copy;
+	struct diag d = { 0 };
+	small_config(&c);
+	add_fault(&c, "reg_mr@dst #4 -> errno(ENOMEM)", CAUSE_DEST_REG_FAILED);
+	assert_int_equal(run_migrate(&c, &res, &d), 0);
+	run_result_copy(&copy, &res);
+	assert_ptr_equal(copy.out.detail, copy.out.dst.detail);
+	assert_string_equal(copy.out.detail, res.out.detail);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small_run_completes),
+		cmocka_unit_test(test_fault_ends_in_its_cause),
+		cmocka_unit_test(test_same_config_same_run),
+		cmocka_unit_test(test_bad_input_leaves_nothing),
+		cmocka_unit_test(test_result_copy_keeps_detail),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
