@@ -1,23 +1,19 @@
-/* out_file - an output file of a run (--json, --fault-counts): opened before the run, so a
- * path that cannot be written is refused before anything happens; written whole or not at
- * all (the rules of sim/outfile.h, on a stdio FILE).
- *   "-", or the file standard output already is   standard output
- *   an existing file that is not a regular one     written in place (a device, a FIFO, a
- *     (also through symlinks)                      symlink to one): nothing is renamed over it
- *   otherwise                                      FILE.tmp beside the file (beside the file a
- *                                                  symlink points to: the link stays a link),
- *                                                  renamed over it by out_file_commit
- * A directory, a missing directory or no permission: refused by out_file_open. */
+/* out_file - an output file of a run (--json, --fault-counts) on a stdio FILE: opened before
+ * the run, so a path that cannot be written is refused before anything happens; written whole
+ * or not at all. The rules are sim/outfile.h's (one implementation): "-" or standard output's
+ * own file is standard output; a device, FIFO or symlink to one is written in place; else a
+ * temporary beside the file the path resolves to, renamed onto it (a symlink stays a link);
+ * a directory, a missing directory or no permission is refused by out_file_open. */
 #ifndef MIGBED_RUN_OUT_FILE_H
 #define MIGBED_RUN_OUT_FILE_H
 #include <stdio.h>
 #include "sim/diag.h"
+#include "sim/outfile.h"
 
 struct out_file {
-	FILE *f;                      /* NULL: not open */
+	FILE *f;                      /* NULL: not open; stdout for standard output */
 	char path[1024];              /* as given, for messages */
-	char final[4096];             /* rename mode: the file renamed over; "" otherwise */
-	char tmp[4100];               /* rename mode: final.tmp; "" otherwise */
+	struct outfile of;            /* where it goes */
 };
 /* 0, or -errno with d = "PATH: cannot write: why" (nothing created; d may be NULL). */
 int out_file_open(struct out_file *o, const char *path, struct diag *d);

@@ -4,9 +4,8 @@
  * it to PATH (to the file PATH is a symlink to: the link stays). "-" and the file standard
  * output already is are standard output; an existing file that is not a regular one (a
  * device, a FIFO) is written in place, never renamed over. Counts per event name live in a
- * small open-addressing hash table. Neither
- * emitting nor counting can fail the caller: the first error is kept and returned by
- * evlog_close. */
+ * small open-addressing hash table (the file rules are sim/outfile.h's). Neither emitting
+ * nor counting can fail the caller: the first error is kept and returned by evlog_close. */
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
@@ -19,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "sim/evlog.h"
+#include "sim/outfile.h"
 
 #define EVLOG_BUF_BYTES (1u << 20)
 #define EVLOG_TABLE_MIN 64u
@@ -31,8 +31,7 @@ struct evlog_count {
 struct evlog {
 	const vclock *clk;
 	FILE *f;                          /* NULL: count only; may be stdout (not closed) */
-	char *path;
-	char *tmp_path;                   /* NULL: written in place (stdout, device, FIFO) */
+	struct outfile out;               /* where f goes (sim/outfile.h's rules) */
 	char *buf;                        /* stdio buffer of f */
 	uint64_t total;
 	struct evlog_count *counts;
@@ -109,107 +108,35 @@ fail:
 		ev->err = -ENOMEM;
 }
 
-static char *concat(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *s = malloc(la + lb + 1);
-
-	if (s) {
-		memcpy(s, a, la);
-		memcpy(s + la, b, lb + 1);
-	}
-	return s;
-}
-
 static void evlog_free(evlog *ev)
 {
 	for (size_t i = 0; i < ev->cap; i++)
 		free(ev->counts[i].name);
 	free(ev->counts);
-	free(ev->path);
-	free(ev->tmp_path);
 	free(ev->buf);
 	free(ev);
 }
 
-/* path with the symlinks of its last name followed (at most 40 hops, as the kernel): the
- * file a write through path lands in; it need not exist yet. 0 or -errno. */
-static int follow_links(const char *path, char *out, size_t cap)
+/* path under sim/outfile.h's rules, on a stdio FILE with a large buffer. 0 or -errno. */
+static int open_file(evlog *ev, const char *path)
 {
-	char link[PATH_MAX];
-
-	if (strlen(path) >= cap)
-		return -ENAMETOOLONG;
-	strcpy(out, path);
-	for (int hop = 0; hop < 40; hop++) {
-		struct stat st;
-		if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
-			return 0;
-		ssize_t n = readlink(out, link, sizeof link - 1);
-		if (n < 0)
-			return -errno;
-		link[n] = '\0';
-		const char *slash = strrchr(out, '/');
-		size_t keep = link[0] == '/' || !slash ? 0 : (size_t)(slash - out) + 1;
-		if (keep + (size_t)n >= cap)
-			return -ENAMETOOLONG;
-		memcpy(out + keep, link, (size_t)n + 1);
-	}
-	return -ELOOP;
-}
-
-static bool is_stdout(const struct stat *st)
-{
-	struct stat so;
-
-	return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev && so.st_ino == st->st_ino;
-}
-
-/* PATH.tmp beside the file path resolves to, renamed by evlog_close. */
-static int open_tmp(evlog *ev, const char *path)
-{
-	char final[PATH_MAX];
-	int rc = follow_links(path, final, sizeof final);
+	int rc = outfile_open(&ev->out, path);
 
 	if (rc)
 		return rc;
-	ev->path = strdup(final);
-	ev->tmp_path = concat(final, ".tmp");
-	if (!ev->path || !ev->tmp_path)
-		return -ENOMEM;
-	ev->f = fopen(ev->tmp_path, "w");
-	return ev->f ? 0 : -errno;
-}
-
-static int open_file(evlog *ev, const char *path)
-{
-	struct stat st;
-	bool exists = stat(path, &st) == 0;
-	int rc;
-
-	if (!exists && errno != ENOENT)
-		return -errno;
-	if (!strcmp(path, "-") || (exists && is_stdout(&st))) {
+	if (ev->out.mode == OUTFILE_STDOUT) {
 		ev->f = stdout;
 		return 0;
 	}
-	if (exists && S_ISDIR(st.st_mode))
-		return -EISDIR;
 	ev->buf = malloc(EVLOG_BUF_BYTES);
 	if (!ev->buf)
 		return -ENOMEM;
-	if (exists && !S_ISREG(st.st_mode)) {
-		ev->path = strdup(path);
-		if (!ev->path)
-			return -ENOMEM;
-		ev->f = fopen(path, "w");
-		rc = ev->f ? 0 : -errno;
-	} else {
-		rc = open_tmp(ev, path);
-	}
-	if (rc == 0 && setvbuf(ev->f, ev->buf, _IOFBF, EVLOG_BUF_BYTES) != 0)
-		rc = -EIO;
-	return rc;
+	ev->f = fdopen(ev->out.fd, "w");
+	if (!ev->f)
+		return -errno;
+	if (setvbuf(ev->f, ev->buf, _IOFBF, EVLOG_BUF_BYTES) != 0)
+		return -EIO;
+	return 0;
 }
 
 int evlog_open(const char *path, const vclock *clk, evlog **out)
@@ -319,28 +246,28 @@ uint64_t evlog_count_event(const evlog *ev, const char *event)
 	return s && s->name ? s->n : 0;
 }
 
-/* Flush, fsync, close and rename (a file written in place: flush and close): 0 or the
- * first -errno. */
+/* Flush, sync (a renamed temporary), close, rename into place: 0 or the first -errno. */
 static int finish_file(evlog *ev)
 {
 	int rc = 0;
 
 	if (fflush(ev->f) != 0 || ferror(ev->f))
 		rc = -(errno ? errno : EIO);
-	if (rc == 0 && ev->tmp_path && fsync(fileno(ev->f)) != 0)
-		rc = -errno;
-	if (ev->f != stdout && fclose(ev->f) != 0 && rc == 0)
-		rc = -(errno ? errno : EIO);
+	if (ev->f != stdout) {
+		if (rc == 0 && ev->out.mode == OUTFILE_RENAME && fsync(fileno(ev->f)) != 0)
+			rc = -errno;
+		if (fclose(ev->f) != 0 && rc == 0)
+			rc = -(errno ? errno : EIO);
+		ev->out.fd = -1;
+	}
 	ev->f = NULL;
 	if (rc == 0 && ev->err)
 		rc = ev->err;
-	if (!ev->tmp_path)
+	if (rc) {
+		outfile_abort(&ev->out);
 		return rc;
-	if (rc == 0 && rename(ev->tmp_path, ev->path) != 0)
-		rc = -errno;
-	if (rc < 0)
-		unlink(ev->tmp_path);
-	return rc;
+	}
+	return outfile_commit(&ev->out);
 }
 
 int evlog_close(evlog *ev)
@@ -360,9 +287,10 @@ void evlog_abort(evlog *ev)
 		return;
 	if (ev->f == stdout)
 		fflush(stdout);
-	else if (ev->f)
+	else if (ev->f) {
 		fclose(ev->f);
-	if (ev->f && ev->tmp_path)
-		unlink(ev->tmp_path);
+		ev->out.fd = -1;
+	}
+	outfile_abort(&ev->out);
 	evlog_free(ev);
 }

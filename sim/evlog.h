@@ -14,7 +14,9 @@
 
 typedef struct evlog evlog;
 
-/* path NULL: count only. The file is written as path.tmp and renamed by evlog_close.
+/* path NULL: count only. The file follows sim/outfile.h's rules ("-" is standard output; a regular
+ * file is written as a temporary beside it and renamed by evlog_close; a device or FIFO in
+ * place); an unwritable path fails here, before anything runs.
  * clk is read at every emit and must outlive the log. 0, -EINVAL, -ENOMEM or -errno. */
 int evlog_open(const char *path, const vclock *clk, evlog **out);
 /* One line at the clock's current time. side and event are single tokens; fmt (NULL for

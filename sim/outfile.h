@@ -1,6 +1,6 @@
 /* outfile - where an output file goes, decided (and refused) before anything is written, and
  * written whole or not at all. The rules of every file migbed writes (trace gen -o, the event
- * log; cli/run_report.c's struct out_file applies the same ones to --json):
+ * log, and through run/out_file.h the run's --json and --fault-counts):
  *
  *   "-", or the file standard output already is   standard output (fd 1, never closed)
  *   an existing file that is not a regular one     written in place: a device, a FIFO, a
