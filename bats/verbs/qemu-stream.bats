@@ -27,7 +27,7 @@ qemu_dest() {  # qemu_dest PORT EXPECT [RAM [MIGBED ARGS...]]: migbed dest, once
   shift $(($# < 3 ? $# : 3))
   printf 'migbed-trace 1\npage-size 4K\nblock ram %s\nduration 1s\nepoch 0ms\n' "$ram" >"$D/ram.trace"
   start_dest "$D/dest.out" "$port" --trace "$D/ram.trace" --qemu-stream true \
-    --qemu-expect "$D/content.bin@1048576" --accept-timeout-ms "$(scaled 60000)" --wait-timeout-ms 20000 \
+    --qemu-expect "$D/content.bin@1048576" --accept-timeout-ms "$(scaled 60000)" --wait-timeout-ms "$(scaled 20000)" \
     --expect "$expect" --json "$D/dest.json" --events "$D/dest.ev" "$@"
 }
 

@@ -170,7 +170,7 @@ m2q_memory_equal() {
 }
 
 @test "qemu: migbed source --caps-version 2 -> QEMU 7.2 refuses it (Unknown source RDMA version)" {
-  m2q false 4454 "" --caps-version 2 --wait-timeout-ms 5000 --expect failed:CONNECT_REJECTED
+  m2q false 4454 "" --caps-version 2 --wait-timeout-ms "$(scaled 5000)" --expect failed:CONNECT_REJECTED
   [ "$mrc" -eq 0 ]
   grep -q 'cause=CONNECT_REJECTED side=src' "$D/src.out"
   grep -q 'Unknown source RDMA version: 2, bailing' "$D/dst.log"
@@ -223,7 +223,7 @@ q2m_fault() {
 }
 
 @test "qemu fault: migbed dest refuses a chunk registration -> QEMU 7.2 source fails on the ERROR message" {
-  q2m_fault 4460 --wait-timeout-ms 5000 --fault 'reg_mr@dst #4 -> errno(ENOMEM)' --expect failed:DEST_REG_FAILED
+  q2m_fault 4460 --wait-timeout-ms "$(scaled 5000)" --fault 'reg_mr@dst #4 -> errno(ENOMEM)' --expect failed:DEST_REG_FAILED
   [ "$drc" -eq 0 ]
   grep -q 'cause=DEST_REG_FAILED side=dst' "$D/dest.out"
   [ "$qst" = failed ]
@@ -233,10 +233,10 @@ q2m_fault() {
 }
 
 @test "qemu fault: migbed dest drops a READY -> QEMU 7.2 source waits without a bound until migbed's TIMEOUT" {
-  PROBE_AT=dst:fail q2m_fault 4461 --wait-timeout-ms 8000 --fault 'msg.ready@dst #5 -> drop' --expect failed:TIMEOUT
+  PROBE_AT=dst:fail q2m_fault 4461 --wait-timeout-ms "$(scaled 8000)" --fault 'msg.ready@dst #5 -> drop' --expect failed:TIMEOUT
   [ "$drc" -eq 0 ]
   grep -q 'cause=TIMEOUT side=dst' "$D/dest.out"
-  # when migbed gives up (its 8 s bound; paused there by --pause-at dst:fail), with nothing to
+  # when migbed gives up (its 8 s x MIGBED_TEST_SCALE bound; paused there by --pause-at dst:fail), with nothing to
   # wait for but the lost READY, QEMU is still active
   [[ "$probe" == *'"status": "active"'* ]]
   # it fails only because migbed gave up (8 s bound) and sent ERROR
@@ -245,7 +245,7 @@ q2m_fault() {
 }
 
 @test "qemu fault: migbed dest moves its QP to error -> QEMU 7.2 source sees DISCONNECTED and fails" {
-  q2m_fault 4462 --wait-timeout-ms 5000 --fault 'msg.register_result@dst #2 -> qp_error' --expect failed:QP_ERROR
+  q2m_fault 4462 --wait-timeout-ms "$(scaled 5000)" --fault 'msg.register_result@dst #2 -> qp_error' --expect failed:QP_ERROR
   [ "$drc" -eq 0 ]
   grep -q 'cause=QP_ERROR side=dst' "$D/dest.out"
   [ "$qst" = failed ]
@@ -254,7 +254,7 @@ q2m_fault() {
 }
 
 @test "qemu fault: migbed dest killed mid-run (die) -> QEMU 7.2 source fails, keeps running" {
-  q2m_fault 4463 --wait-timeout-ms 5000 --fault 'msg.register_result@dst #2 -> die'
+  q2m_fault 4463 --wait-timeout-ms "$(scaled 5000)" --fault 'msg.register_result@dst #2 -> die'
   [ "$drc" -eq 137 ]
   run grep -q 'verdict=' "$D/dest.out"
   [ "$status" -eq 1 ]
@@ -266,7 +266,7 @@ q2m_fault() {
 }
 
 @test "qemu fault: migbed dest sends a wrong rkey -> QEMU 7.2 source's RDMA WRITE gets REM_ACCESS_ERR" {
-  q2m_fault 4464 --wait-timeout-ms 5000 --fault 'msg.register_result@dst #2 -> corrupt(payload)' \
+  q2m_fault 4464 --wait-timeout-ms "$(scaled 5000)" --fault 'msg.register_result@dst #2 -> corrupt(payload)' \
     --expect failed:QP_ERROR
   [ "$drc" -eq 0 ]
   [ "$qst" = failed ]
@@ -275,7 +275,7 @@ q2m_fault() {
 }
 
 @test "qemu fault: migbed dest fails rdma_accept -> QEMU 7.2 source: RDMA ERROR: connecting to destination!" {
-  q2m_fault 4465 --wait-timeout-ms 5000 --fault 'accept@dst -> errno(EINVAL)' --expect failed:ACCEPT_FAILED
+  q2m_fault 4465 --wait-timeout-ms "$(scaled 5000)" --fault 'accept@dst -> errno(EINVAL)' --expect failed:ACCEPT_FAILED
   [ "$drc" -eq 0 ]
   [[ "$mig" == '{"error": {"class": "GenericError", "desc": "RDMA ERROR: connecting to destination!"}}'* ]]
   [ "$qst" = 'failed: RDMA ERROR: connecting to destination!' ]
@@ -489,7 +489,7 @@ chunk_case() {  # DIRECTION QEMU_CHUNK MIGBED_CHUNK
 }
 
 @test "qemu fault: migbed dest gets a completion for a WR it never posted (INTERNAL) -> QEMU 7.2 source fails on the ERROR message" {
-  q2m_fault 4480 --wait-timeout-ms 5000 --fault 'wc.recv@dst #3 -> corrupt(wr_id)' --expect failed:INTERNAL
+  q2m_fault 4480 --wait-timeout-ms "$(scaled 5000)" --fault 'wc.recv@dst #3 -> corrupt(wr_id)' --expect failed:INTERNAL
   [ "$drc" -eq 0 ]
   grep -q 'cause=INTERNAL side=dst' "$D/dest.out"
   [ "$qst" = failed ]

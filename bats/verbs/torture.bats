@@ -4,10 +4,11 @@
 # verified or with a named cause - no hang, no corruption, no unnamed failure.
 
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
+load ../helpers
 
 @test "verbs: torture sweep of the small scenario on rxe (bounded), every run ends properly" {
   run "$MIGBED" torture "$BATS_TEST_DIRNAME/../data/torture-small.scn" --backend verbs \
-    --max-runs 30 --watchdog-ms 60000 --json "$BATS_TEST_TMPDIR/t.json"
+    --max-runs 30 --watchdog-ms "$(scaled 60000)" --json "$BATS_TEST_TMPDIR/t.json"
   echo "$output" | tail -40
   [ "$status" -eq 0 ]
   grep -q '"backend":"verbs"' "$BATS_TEST_TMPDIR/t.json"
