@@ -69,6 +69,9 @@ elif ls bats/verbs/*.bats >/dev/null 2>&1; then
     bats --tap $verbs_files >"$log" 2>&1; rc=$?
   else
     echo "  no RDMA device on this host: running the verbs lane in one soft-RoCE VM boot"
+    # the boot's own bound scales with the tests' (bats/helpers.bash): the lane takes ~17 min
+    # on an idle 2-core machine, ~30 min with a CPU hog on one core
+    export MIGBED_VM_TIMEOUT=${MIGBED_VM_TIMEOUT:-$((2700 * ${MIGBED_TEST_SCALE:-1}))}
     # shellcheck disable=SC2086
     topologies/vm/rxe-vm bats --tap $verbs_files >"$log" 2>&1; rc=$?
   fi
