@@ -4,8 +4,8 @@ load helpers
 
 S=$BATS_TEST_DIRNAME/scenarios
 
-json_num() {  # json_num FILE KEY -> the first value of "KEY": in the file
-  grep -o "\"$2\":[^,}]*" "$1" | head -n 1 | cut -d: -f2-
+json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missing)
+  jq -er "$2" "$1"
 }
 
 @test "run --help lists the options and exit codes" {
@@ -59,16 +59,16 @@ json_num() {  # json_num FILE KEY -> the first value of "KEY": in the file
   for scn in model-rand-set-1m model-hotcold-64m model-idle-1g model-rand-set-32m-pin-all; do
     "$MIGBED" run "$S/$scn.scn" --quiet --json "$BATS_TEST_TMPDIR/r.json" >/dev/null
     f=$BATS_TEST_TMPDIR/r.json
-    transferred=$(json_num "$f" transferred); normal=$(json_num "$f" normal)
-    page=$(json_num "$f" page-size); total=$(json_num "$f" total-time)
-    down=$(json_num "$f" downtime); syncs=$(json_num "$f" dirty-sync-count)
-    setup=$(json_num "$f" setup-time)
+    transferred=$(json_num "$f" .metrics.ram.transferred); normal=$(json_num "$f" .metrics.ram.normal)
+    page=$(json_num "$f" '.metrics.ram."page-size"'); total=$(json_num "$f" '.metrics."total-time"')
+    down=$(json_num "$f" .metrics.downtime); syncs=$(json_num "$f" '.metrics.ram."dirty-sync-count"')
+    setup=$(json_num "$f" '.metrics."setup-time"')
     echo "$scn: transferred=$transferred normal=$normal page=$page total=$total down=$down syncs=$syncs"
     [ "$transferred" -ge $((normal * page)) ]
     [ "$down" -le "$total" ]
     [ "$setup" -le "$total" ]
     [ "$syncs" -ge 2 ]
-    grep -q '"status":"completed"' "$f"
+    [ "$(jq -r .status "$f")" = completed ]
   done
 }
 

@@ -46,13 +46,14 @@ done
     echo "  run \"\$MIGBED\" run '$abs' $extra --quiet --json \"\$BATS_TEST_TMPDIR/r.json\""
     echo "  echo \"\$output\""
     echo "  if [ -n \"\${MIGBED_RESULTS_DIR:-}\" ] && [ -s \"\$BATS_TEST_TMPDIR/r.json\" ]; then"
-    echo "    mkdir -p \"\$MIGBED_RESULTS_DIR\" && cp \"\$BATS_TEST_TMPDIR/r.json\" \"\$MIGBED_RESULTS_DIR/$name${tag:+-$tag}.json\""
+    echo "    mkdir -p \"\$MIGBED_RESULTS_DIR\""
+    echo "    cp \"\$BATS_TEST_TMPDIR/r.json\" \"\$MIGBED_RESULTS_DIR/$name${tag:+-$tag}.json\""
     echo "  fi"
     echo "  [ \"\$status\" -eq 0 ]"
     echo "  [[ \"\$output\" == *'verdict=pass'* ]]"
     if [ "$expect" = completed ]; then
       echo "  [[ \"\$output\" == *'status=completed cause=NONE'* ]]"
-      echo "  grep -q '\"verified\":true' \"\$BATS_TEST_TMPDIR/r.json\""
+      echo "  [ \"\$(jq -r .verified \"\$BATS_TEST_TMPDIR/r.json\")\" = true ]"
     else
       echo "  [[ \"\$output\" == *'status=failed cause='* ]]"
       pat=${expect#failed:}

@@ -59,7 +59,7 @@ qemu_dest() {  # qemu_dest PORT EXPECT [RAM [MIGBED ARGS...]]: migbed dest, once
   qmp src '{"execute":"migrate","arguments":{"uri":"rdma:198.18.0.1:4502"}}'
   run wait_paused "$dpid" 60
   paused=$status
-  qmp src '{"execute":"query-migrate"}' | grep -o '"status": "[a-z]*"'
+  qmp src '{"execute":"query-migrate"}' | jq -c '{status: .return.status}' || true
   kill -9 "${_QEMU_PID[src]}"
   resume "$dpid"
   drc=0

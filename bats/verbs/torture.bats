@@ -11,8 +11,8 @@ load ../helpers
     --max-runs 30 --watchdog-ms "$(scaled 60000)" --json "$BATS_TEST_TMPDIR/t.json"
   echo "$output" | tail -40
   [ "$status" -eq 0 ]
-  grep -q '"backend":"verbs"' "$BATS_TEST_TMPDIR/t.json"
-  runs=$(grep -o '"cause_side"' "$BATS_TEST_TMPDIR/t.json" | wc -l)
+  [ "$(jq -r .backend "$BATS_TEST_TMPDIR/t.json")" = verbs ]
+  runs=$(jq '.runs | length' "$BATS_TEST_TMPDIR/t.json")
   echo "runs: $runs"
   [ "$runs" -ge 25 ]
 }
