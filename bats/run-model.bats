@@ -145,6 +145,10 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   run "$MIGBED" causes --json
   [ "$status" -eq 0 ]
   [[ "$output" == "["*"]" ]]
+  # the consequences, by the table's KIND column (the judge never lets one hide a primary cause)
+  [ "$(jq -r '[.[] | select(.kind == "consequence") | .name] | sort | join(" ")' <<<"$output")" = \
+    "CONNECT_REJECTED DEST_INCOMPLETE PEER_DISCONNECTED PEER_ERROR QEMU_STREAM_TRUNCATED QP_ERROR" ]
+  [ "$(jq '[.[] | select(.kind != "consequence" and .kind != "primary")] | length' <<<"$output")" -eq 0 ]
   run "$MIGBED" causes NO_SUCH
   [ "$status" -eq 1 ]
 }

@@ -25,12 +25,14 @@ static void print_one(int c, bool json, bool first)
 		json_string(stdout, cause_hint(c));
 		printf(",\"qemu\":");
 		json_string(stdout, cause_qemu(c));
-		printf("}");
+		printf(",\"kind\":\"%s\"}", cause_is_consequence(c) ? "consequence" : "primary");
 		return;
 	}
 	printf("%s\n  %s\n  hint: %s\n", cause_name(c), cause_message(c), cause_hint(c));
 	if (cause_qemu(c)[0])
 		printf("  QEMU: %s\n", cause_qemu(c));
+	if (cause_is_consequence(c))
+		printf("  a consequence of the other side's failure: never hides the primary cause\n");
 }
 
 int cmd_causes(int argc, char **argv)

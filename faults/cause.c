@@ -8,11 +8,12 @@
 
 struct cause_row {
 	const char *name, *message, *hint, *qemu;
+	enum cause_kind kind;
 };
 
-static const struct cause_row none_row = { "NONE", "no failure", "", "" };
+static const struct cause_row none_row = { "NONE", "no failure", "", "", CAUSE_PRIMARY };
 static const struct cause_row cause_rows[CAUSE_COUNT] = {
-#define CAUSE_ROW_(name, msg, hint, qemu) [CAUSE_##name - CAUSE_FIRST] = { #name, msg, hint, qemu },
+#define CAUSE_ROW_(name, kind, msg, hint, qemu) [CAUSE_##name - CAUSE_FIRST] = { #name, msg, hint, qemu, CAUSE_##kind },
 	CAUSE_TABLE(CAUSE_ROW_)
 #undef CAUSE_ROW_
 };
@@ -26,6 +27,12 @@ static const struct cause_row *row(int c)
 	if (!cause_valid(c))
 		return NULL;
 	return &cause_rows[c - CAUSE_FIRST];
+}
+
+int cause_is_consequence(int c)
+{
+	const struct cause_row *r = cause_valid(c) ? row(c) : NULL;
+	return r && r->kind == CAUSE_CONSEQUENCE;
 }
 
 const char *cause_name(int c)

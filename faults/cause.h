@@ -14,117 +14,117 @@
 #include <stdint.h>
 
 #define CAUSE_TABLE(X) \
-X(CONNECT_FAILED, "could not connect to the destination", \
+X(CONNECT_FAILED, PRIMARY, "could not connect to the destination", \
   "check the address and that `migbed dest` (or QEMU -incoming) listens there", \
   "RDMA ERROR: connecting to destination! | could not resolve address | could not resolve rdma route | result not equal to event_addr_resolved") \
-X(CONNECT_REJECTED, "the destination rejected the connection", \
+X(CONNECT_REJECTED, CONSEQUENCE, "the destination rejected the connection", \
   "the destination refused the capabilities or was not ready", \
   "RDMA ERROR: connecting to destination! | " \
   "[7.2 observed dst, then SIGSEGV] Unknown source RDMA version: 2, bailing...") \
-X(ACCEPT_FAILED, "the destination could not accept the connection", \
+X(ACCEPT_FAILED, PRIMARY, "the destination could not accept the connection", \
   "see the destination's log for the failing verbs call", \
   "rdma_accept failed | rdma_accept get_cm_event failed | rdma_accept not event established | " \
   "[7.2 observed src] rdma_get_cm_event != EVENT_ESTABLISHED after rdma_connect | " \
   "[7.2 observed src] RDMA ERROR: connecting to destination!") \
-X(VERSION_UNSUPPORTED, "the peer speaks an unknown RDMA migration protocol version", \
+X(VERSION_UNSUPPORTED, PRIMARY, "the peer speaks an unknown RDMA migration protocol version", \
   "both sides must use protocol version 1", \
   "Unknown source RDMA version: %d, bailing... | " \
   "[7.2 observed dst, then SIGSEGV] Unknown source RDMA version: 2, bailing...") \
-X(DEVICE_SETUP_FAILED, "allocating verbs resources (PD, CQ, completion channel, QP) failed", \
+X(DEVICE_SETUP_FAILED, PRIMARY, "allocating verbs resources (PD, CQ, completion channel, QP) failed", \
   "check the RDMA device, `ulimit -l` and the kernel log", \
   "failed to allocate protection domain | failed to allocate completion channel | failed to allocate completion queue | rdma migration: error allocating qp! | " \
   "[7.2 observed src] rdma_get_cm_event != EVENT_ESTABLISHED after rdma_connect | " \
   "[7.2 observed src] RDMA ERROR: connecting to destination!") \
-X(CONTROL_REG_FAILED, "registering the control-message buffers failed", \
+X(CONTROL_REG_FAILED, PRIMARY, "registering the control-message buffers failed", \
   "memlock limit too low for 3 x 512 KiB control buffers?", \
   "error registering %d control! | " \
   "[7.2 observed src] rdma_get_cm_event != EVENT_ESTABLISHED after rdma_connect | " \
   "[7.2 observed src] RDMA ERROR: connecting to destination!") \
-X(CHUNK_SIZE_MISMATCH, "source and destination chunk sizes differ and the policy is refuse", \
+X(CHUNK_SIZE_MISMATCH, PRIMARY, "source and destination chunk sizes differ and the policy is refuse", \
   "set the same x-rdma-chunk-size on both sides, or use --on-mismatch adapt", \
   "(QEMU has no such check: it fails later with REMOTE_ACCESS_ERROR's messages) | " \
   "[7.2 observed dst, 64M-chunk source] ibv_poll_cq wc.status=5 Work Request Flushed Error! | " \
   "[7.2 observed dst] load of migration failed: Operation not permitted") \
-X(RAM_BLOCK_COUNT_MISMATCH, "source and destination have a different number of RAM blocks", \
+X(RAM_BLOCK_COUNT_MISMATCH, PRIMARY, "source and destination have a different number of RAM blocks", \
   "the guest configurations differ: compare the QEMU command lines", \
   "ram blocks mismatch (Number of blocks %d vs %d) | Your QEMU command line parameters are probably not identical on both the source and destination. | " \
   "[7.2 observed src] ram blocks mismatch (Number of blocks 1 vs 2) Your QEMU command line parameters are probably not identical on both the source and destination.") \
-X(RAM_BLOCK_LENGTH_MISMATCH, "a RAM block has a different length on the destination", \
+X(RAM_BLOCK_LENGTH_MISMATCH, PRIMARY, "a RAM block has a different length on the destination", \
   "the guest configurations differ (memory size, device ROMs)", \
   "Block %s/%d has a different length %lu vs %lu | " \
   "[7.2 observed dst] Size mismatch: ram: 0x2000000 != 0x4000000: Invalid argument | " \
   "[7.2 observed dst] error while loading state for instance 0x0 of device 'ram' | " \
   "[7.2 observed src] Was expecting a READY (2) control message, but got: ERROR (1), length: 0 | " \
   "[7.2 observed src] receiving remote info!") \
-X(RAM_BLOCK_NOT_FOUND, "a RAM block of the source does not exist on the destination", \
+X(RAM_BLOCK_NOT_FOUND, PRIMARY, "a RAM block of the source does not exist on the destination", \
   "the guest configurations differ (devices)", \
   "RAMBlock '%s' not found on destination | " \
   "[7.2 observed dst] Unknown ramblock \"foo\", cannot accept migration | " \
   "[7.2 observed dst] load of migration failed: Invalid argument") \
-X(CONTROL_SEND_FAILED, "posting a control-message SEND failed", \
+X(CONTROL_SEND_FAILED, PRIMARY, "posting a control-message SEND failed", \
   "the QP may be in the error state after an earlier failure", \
   "Failed to use post IB SEND for control | " \
   "[7.2 observed src] Was expecting a READY (2) control message, but got: ERROR (1), length: 0") \
-X(CONTROL_SEND_ERROR, "a control-message SEND completed with an error status", \
+X(CONTROL_SEND_ERROR, PRIMARY, "a control-message SEND completed with an error status", \
   "RNR or retry errors point at the peer or the link; flush errors at an earlier failure", \
   "rdma migration: send polling control error | " \
   "[7.2 observed src] receive cm event while wait comp channel,cm event is 10 | " \
   "[7.2 observed src] rdma migration: recv polling control error!") \
-X(CONTROL_RECV_FAILED, "posting a control-message RECV failed", \
+X(CONTROL_RECV_FAILED, PRIMARY, "posting a control-message RECV failed", \
   "the QP may be in the error state after an earlier failure", \
   "error posting control recv | " \
   "[7.2 observed src] Was expecting a READY (2) control message, but got: ERROR (1), length: 0 | " \
   "[7.2 observed dst] Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0 | " \
   "[7.2 observed dst] Not a migration stream") \
-X(CONTROL_RECV_ERROR, "a control-message RECV completed with an error status", \
+X(CONTROL_RECV_ERROR, PRIMARY, "a control-message RECV completed with an error status", \
   "a flushed RECV means this side's QP went to error: usually the peer failed first", \
   "rdma migration: recv polling control error! | " \
   "[7.2 observed src] Was expecting a READY (2) control message, but got: ERROR (1), length: 0") \
-X(UNEXPECTED_MESSAGE, "a control message of an unexpected type arrived", \
+X(UNEXPECTED_MESSAGE, PRIMARY, "a control message of an unexpected type arrived", \
   "protocol state disagreement between the peers (or a dropped/duplicated message)", \
   "Was expecting a %s (%d) control message, but got: %s (%d), length: %d | Unknown control message %s | Invalid RESULT message at dest. | " \
   "[7.2 observed src] Was expecting a REGISTER RESULT (8) control message, but got: READY (2), length: 0 | " \
   "[7.2 observed src] Was expecting a REGISTER RESULT (8) control message, but got: ??BAD CONTROL VALUE?? (136), length: 16 | " \
   "[7.2 observed dst] Unknown control message ??BAD CONTROL VALUE??") \
-X(PEER_ERROR, "the peer sent an ERROR control message", \
+X(PEER_ERROR, CONSEQUENCE, "the peer sent an ERROR control message", \
   "the other side failed first: see its cause", \
   "Was expecting a %s (%d) control message, but got: ERROR (1), length: 0 | Early error. Sending error. | " \
   "[7.2 observed src] Early error. Sending error. | " \
   "[7.2 observed dst] Unknown control message ERROR") \
-X(MESSAGE_MALFORMED, "a control message has a bad length", \
+X(MESSAGE_MALFORMED, PRIMARY, "a control message has a bad length", \
   "corrupted or truncated control message", \
   "too long length: %d | Malformed length: %d byte_len %d | " \
   "[7.2 observed src] too long length: 1073741840 | " \
   "[7.2 observed dst] too long length: 1073741837") \
-X(TOO_MANY_REQUESTS, "a control message packs more requests than allowed (4096)", \
+X(TOO_MANY_REQUESTS, PRIMARY, "a control message packs more requests than allowed (4096)", \
   "corrupted control message or a misbehaving peer", \
   "rdma: Too many requests in this message (%d).Bailing. | " \
   "[7.2 observed dst] rdma: Too many requests in this message (65537).Bailing. | " \
   "(7.2 observed: a QEMU source ignores the repeat count of a REGISTER RESULT and completes)") \
-X(BAD_REGISTER_REQUEST, "a REGISTER REQUEST names a bad block or address", \
+X(BAD_REGISTER_REQUEST, PRIMARY, "a REGISTER REQUEST names a bad block or address", \
   "corrupted request or RAM layouts that disagree", \
   "rdma: 'register' bad block index %u (vs %d) | rdma: bad register address for block %s offset: %x current_addr: %x | rdma: bad chunk for block | " \
   "[7.2 observed dst: no address check] Failed to register chunk!: Invalid argument | " \
   "[7.2 observed dst] cannot get rkey") \
-X(BAD_COMPRESS, "a COMPRESS message names a bad block or a non-zero value", \
+X(BAD_COMPRESS, PRIMARY, "a COMPRESS message names a bad block or a non-zero value", \
   "corrupted message", \
   "rdma: 'compress' bad block index | rdma: Zero page with non-zero (%d) value | " \
   "(7.2 observed: a QEMU destination accepts a non-zero value silently and completes)") \
-X(DEST_REG_FAILED, "the destination could not register (pin) a chunk", \
+X(DEST_REG_FAILED, PRIMARY, "the destination could not register (pin) a chunk", \
   "memlock limit (ulimit -l, CAP_IPC_LOCK) or memory pressure on the destination; larger chunks pin more", \
   "cannot get rkey | " \
   "[7.2 observed src] Was expecting a REGISTER RESULT (8) control message, but got: ERROR (1), length: 0 | " \
   "[7.2 observed src] rdma migration: write error! -5") \
-X(DEST_PIN_ALL_FAILED, "the destination could not register a whole RAM block (pin-all)", \
+X(DEST_PIN_ALL_FAILED, PRIMARY, "the destination could not register a whole RAM block (pin-all)", \
   "pin-all pins all guest RAM at once: raise the memlock limit or disable pin-all", \
   "Failed to register local dest ram block! | " \
   "[7.2 observed src] Was expecting a RAM BLOCKS RESULT (5) control message, but got: ERROR (1), length: 0 | " \
   "[7.2 observed src] receiving remote info!") \
-X(SOURCE_REG_FAILED, "the source could not register its own memory", \
+X(SOURCE_REG_FAILED, PRIMARY, "the source could not register its own memory", \
   "memlock limit (ulimit -l, CAP_IPC_LOCK) on the source", \
   "cannot get lkey | cannot get lkey! | " \
   "[7.2 observed dst] Unknown control message ERROR") \
-X(REMOTE_ACCESS_ERROR, "an RDMA WRITE was rejected by the destination (IBV_WC_REM_ACCESS_ERR)", \
+X(REMOTE_ACCESS_ERROR, PRIMARY, "an RDMA WRITE was rejected by the destination (IBV_WC_REM_ACCESS_ERR)", \
   "the write fell outside the memory the destination registered: do the peers agree on the chunk size (x-rdma-chunk-size)? (or the destination died and its memory was deregistered)", \
   "rdma migration: polling error | Failed to Wait for previous write to complete block %d chunk %lu | rdma migration: complete polling error! | RDMA is in an error state waiting migration to abort! | " \
   "[7.2 observed src, wrong rkey] ibv_poll_cq wc.status=10 remote access error! | " \
@@ -132,78 +132,78 @@ X(REMOTE_ACCESS_ERROR, "an RDMA WRITE was rejected by the destination (IBV_WC_RE
   "[7.2 observed dst] ibv_poll_cq wc.status=5 Work Request Flushed Error! | " \
   "[7.2 observed dst] ibv_poll_cq wrid=CONTROL RECV! | " \
   "[7.2 observed dst] load of migration failed: Operation not permitted") \
-X(WRITE_POST_FAILED, "posting an RDMA WRITE failed", \
+X(WRITE_POST_FAILED, PRIMARY, "posting an RDMA WRITE failed", \
   "the QP may be in the error state after an earlier failure", \
   "rdma migration: post rdma write failed | " \
   "[7.2 observed dst] Unknown control message ERROR") \
-X(SEND_QUEUE_FULL, "the send queue stayed full (512 WRs)", \
+X(SEND_QUEUE_FULL, PRIMARY, "the send queue stayed full (512 WRs)", \
   "completions are not coming back: the link or the peer is stuck", \
   "rdma migration: failed to make room in full send queue!") \
-X(WRITE_COMPLETION_ERROR, "an RDMA WRITE completed with an error status", \
+X(WRITE_COMPLETION_ERROR, PRIMARY, "an RDMA WRITE completed with an error status", \
   "see the status: retry errors mean a dead link, flush errors an earlier failure", \
   "rdma migration: polling error | rdma migration: complete polling error! | " \
   "[7.2 observed dst] receive cm event, cm event is 10 | " \
   "[7.2 observed dst] Failed to send control buffer | " \
   "[7.2 observed dst] load of migration failed: Broken pipe") \
-X(RNR_RETRY_EXCEEDED, "a SEND found no RECV posted at the peer (IBV_WC_RNR_RETRY_EXC_ERR, rnr_retry 0)", \
+X(RNR_RETRY_EXCEEDED, PRIMARY, "a SEND found no RECV posted at the peer (IBV_WC_RNR_RETRY_EXC_ERR, rnr_retry 0)", \
   "the READY credit discipline was broken (duplicated message?) or the peer is too slow", \
   "rdma migration: send polling control error | ibv_poll_cq wc.status=13 RNR retry counter exceeded! | " \
   "[7.2 observed dst] receive cm event, cm event is 10 | " \
   "[7.2 observed dst] rdma migration: error sending remote info") \
-X(TRANSPORT_RETRY_EXCEEDED, "the link stopped acknowledging (IBV_WC_RETRY_EXC_ERR)", \
+X(TRANSPORT_RETRY_EXCEEDED, PRIMARY, "the link stopped acknowledging (IBV_WC_RETRY_EXC_ERR)", \
   "the wire is down or losing every packet; RC gave up after retry_count retries", \
   "rdma migration: polling error | rdma migration: send polling control error | " \
   "[7.2 observed dst] receive cm event, cm event is 10 | " \
   "[7.2 observed dst] Failed to send control buffer | " \
   "[7.2 observed dst] load of migration failed: Broken pipe") \
-X(QP_ERROR, "the local QP was moved to the error state", \
+X(QP_ERROR, CONSEQUENCE, "the local QP was moved to the error state", \
   "every outstanding work request is flushed after this", \
   "rdma migration: polling error | RDMA is in an error state waiting migration to abort! | " \
   "[7.2 observed src] receive cm event while wait comp channel,cm event is 10 | " \
   "[7.2 observed src] rdma migration: recv polling control error! | " \
   "[7.2 observed dst] receive cm event, cm event is 10 | " \
   "[7.2 observed dst] load of migration failed: Broken pipe") \
-X(PEER_DISCONNECTED, "the peer disconnected (RDMA_CM_EVENT_DISCONNECTED)", \
+X(PEER_DISCONNECTED, CONSEQUENCE, "the peer disconnected (RDMA_CM_EVENT_DISCONNECTED)", \
   "the other side exited or failed: see its cause", \
   "receive cm event, cm event is 10 | " \
   "[7.2 observed src] receive cm event while wait comp channel,cm event is 10 | " \
   "[7.2 observed dst] receive cm event, cm event is 10") \
-X(DEVICE_REMOVED, "the RDMA device went away (RDMA_CM_EVENT_DEVICE_REMOVAL)", \
+X(DEVICE_REMOVED, PRIMARY, "the RDMA device went away (RDMA_CM_EVENT_DEVICE_REMOVAL)", \
   "the rxe link or NIC was removed", \
   "receive cm event, cm event is 11 | " \
   "[7.2 observed src] receive cm event while wait comp channel,cm event is 10 | " \
   "[7.2 observed dst] Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0") \
-X(TIMEOUT, "a bounded wait expired", \
+X(TIMEOUT, PRIMARY, "a bounded wait expired", \
   "the detail names what was awaited; a stuck peer or a lost message", \
   "(QEMU waits without a bound here: it hangs) | " \
   "[7.2 observed src: active until the peer gives up] Was expecting a READY (2) control message, but got: ERROR (1), length: 0 | " \
   "[7.2 observed dst] Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0") \
-X(NOT_CONVERGED, "the migration did not converge within the time limit", \
+X(NOT_CONVERGED, PRIMARY, "the migration did not converge within the time limit", \
   "the guest dirties memory faster than the link (or max-bandwidth) moves it: raise max-bandwidth or downtime-limit", \
   "(QEMU keeps iterating: the migration never completes) | " \
   "[7.2 observed dst] Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0") \
-X(DEST_INCOMPLETE, "the destination did not receive the whole migration", \
+X(DEST_INCOMPLETE, CONSEQUENCE, "the destination did not receive the whole migration", \
   "the source stopped early; the destination must not report success", \
   "load of migration failed | " \
   "[7.2 observed dst, EOF lost] receive cm event, cm event is 10 | " \
   "[7.2 observed dst] load of migration failed: Input/output error") \
-X(VERIFY_MISMATCH, "the destination's memory differs from the source's", \
+X(VERIFY_MISMATCH, PRIMARY, "the destination's memory differs from the source's", \
   "a real corruption: keep the trace, seed and event log; this is a finding", \
   "Memory content inconsistency at %x | " \
   "(7.2 observed: a QEMU source prints nothing and reports completed)") \
-X(RESOURCE_EXHAUSTED, "migbed ran out of memory or another host resource", \
+X(RESOURCE_EXHAUSTED, PRIMARY, "migbed ran out of memory or another host resource", \
   "reduce the guest size or use the stamp memory representation", \
   "[7.2 observed dst, the migbed source failing at switchover] Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0 | [7.2 observed dst] load of migration failed: Input/output error") \
-X(INTERNAL, "an internal invariant failed", \
+X(INTERNAL, PRIMARY, "an internal invariant failed", \
   "a migbed bug (please report it with the scenario and seed), or a completion the verbs provider should never produce (a wr_id that was never posted)", \
   "[7.2 observed src, the migbed destination failing] Was expecting a READY (2) control message, but got: ERROR (1), length: 0") \
-X(QEMU_STREAM_MALFORMED, "the migration stream from QEMU is not valid QEMU migration format", \
+X(QEMU_STREAM_MALFORMED, PRIMARY, "the migration stream from QEMU is not valid QEMU migration format", \
   "the detail quotes the offset and bytes; compare with docs/qemu-in-the-loop.md", \
   "(QEMU 7.2) Unknown savevm section type %d | Unknown combination of migration flags: 0x%x | Missing section footer for %s | Unknown ramblock \"%s\", cannot accept migration") \
-X(QEMU_STREAM_UNSUPPORTED, "the migration stream from QEMU holds something migbed does not read", \
+X(QEMU_STREAM_UNSUPPORTED, PRIMARY, "the migration stream from QEMU holds something migbed does not read", \
   "migbed reads `-M none` streams (ram, timer, globalstate); use -M none and no block migration/compression/xbzrle/postcopy", \
   "(QEMU 7.2 reads it: migbed's limitation, not a QEMU error) | [7.2 observed src, block migration] Was expecting a READY (2) control message, but got: ERROR (1), length: 0") \
-X(QEMU_STREAM_TRUNCATED, "the migration stream from QEMU ended in the middle", \
+X(QEMU_STREAM_TRUNCATED, CONSEQUENCE, "the migration stream from QEMU ended in the middle", \
   "the source stopped or the capture was cut; the detail says what was expected", \
   "(QEMU 7.2) load of migration failed: Input/output error")
 
@@ -215,7 +215,7 @@ X(QEMU_STREAM_TRUNCATED, "the migration stream from QEMU ended in the middle", \
 enum cause_code {
 	CAUSE_NONE = 0,
 	CAUSE_BASE_ = CAUSE_BASE,
-#define CAUSE_ENUM_(name, msg, hint, qemu) CAUSE_##name,
+#define CAUSE_ENUM_(name, kind, msg, hint, qemu) CAUSE_##name,
 	CAUSE_TABLE(CAUSE_ENUM_)
 #undef CAUSE_ENUM_
 	CAUSE_END
@@ -232,6 +232,13 @@ static inline int cause_valid(int c)
 		c = -c;
 	return c >= CAUSE_FIRST && c < CAUSE_END;
 }
+
+/* A cause is PRIMARY (a failure of its own) or a CONSEQUENCE of the other side's failure
+ * (PEER_ERROR, PEER_DISCONNECTED, a QP flushed into error, ...): the judge never lets a
+ * consequence hide the primary cause (run/judge.c). The KIND column of the table says which. */
+enum cause_kind { CAUSE_PRIMARY, CAUSE_CONSEQUENCE };
+/* 1 for a CONSEQUENCE row, 0 for a PRIMARY one, NONE and non-causes. Accepts c or -c. */
+int cause_is_consequence(int c);
 
 /* "REMOTE_ACCESS_ERROR"; "NONE" for 0; "UNKNOWN" for out-of-range. Accepts c or -c. */
 const char *cause_name(int c);

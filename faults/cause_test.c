@@ -116,6 +116,19 @@ static void test_out_of_range(void **state)
 
 /* An errno handed to cause_set (a bug: the boundary mixed the two) becomes INTERNAL naming
  * the errno, not the cause that happens to share its number. */
+static void test_kind_column(void **state)
+{
+	(void)state;
+	assert_true(cause_is_consequence(CAUSE_PEER_ERROR));
+	assert_true(cause_is_consequence(-CAUSE_PEER_DISCONNECTED));
+	assert_true(cause_is_consequence(CAUSE_QP_ERROR));
+	assert_false(cause_is_consequence(CAUSE_REMOTE_ACCESS_ERROR));
+	assert_false(cause_is_consequence(CAUSE_INTERNAL));
+	assert_false(cause_is_consequence(CAUSE_NONE));
+	assert_false(cause_is_consequence(ENOMEM));
+	assert_false(cause_is_consequence(CAUSE_END));
+}
+
 static void test_set_errno_is_internal(void **state)
 {
 	(void)state;
@@ -175,6 +188,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_set_first_wins),
 		cmocka_unit_test(test_set_errno_is_internal),
+		cmocka_unit_test(test_kind_column),
 		cmocka_unit_test(test_set_detail_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,22 +36,9 @@ static const unsigned class_actions[] = {
 #undef A
 
 static const char *const site_names[FAULT_SITE_COUNT] = {
-	[FAULT_SITE_REG_MR] = "reg_mr",
-	[FAULT_SITE_DEREG_MR] = "dereg_mr",
-	[FAULT_SITE_POST_SEND] = "post_send",
-	[FAULT_SITE_POST_SEND_WRITE] = "post_send.write",
-	[FAULT_SITE_POST_SEND_SEND] = "post_send.send",
-	[FAULT_SITE_POST_RECV] = "post_recv",
-	[FAULT_SITE_WC_SEND] = "wc.send",
-	[FAULT_SITE_WC_WRITE] = "wc.write",
-	[FAULT_SITE_WC_RECV] = "wc.recv",
-	[FAULT_SITE_EP_CREATE] = "ep_create",
-	[FAULT_SITE_EP_SETUP] = "ep_setup",
-	[FAULT_SITE_MODIFY_QP] = "modify_qp",
-	[FAULT_SITE_CONNECT] = "connect",
-	[FAULT_SITE_ACCEPT] = "accept",
-	[FAULT_SITE_ALLOC] = "alloc",
-	[FAULT_SITE_CM] = "cm",
+#define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = tok,
+	FAULT_SITE_TABLE(X)
+#undef X
 	/* cm.TOKEN and msg.TOKEN, generated from vocab/vocab.h (the numbering of the CM events
 	 * and of the control message types) */
 #define X(NAME, v, tok) [FAULT_SITE_CM_EVENT + (v)] = "cm." #tok,
@@ -62,32 +49,30 @@ static const char *const site_names[FAULT_SITE_COUNT] = {
 #undef X
 };
 
+static const enum site_class fixed_class[FAULT_SITE_CM_EVENT] = {
+#define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = CLASS_##cls,
+	FAULT_SITE_TABLE(X)
+#undef X
+};
+
+static const char *const fixed_canonical[FAULT_SITE_CM_EVENT] = {
+#define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = canon,
+	FAULT_SITE_TABLE(X)
+#undef X
+};
+
 static enum site_class site_class(enum fault_site s)
 {
-	switch (s) {
-	case FAULT_SITE_REG_MR:
-	case FAULT_SITE_DEREG_MR:
-	case FAULT_SITE_POST_RECV:
-		return CLASS_RES;
-	case FAULT_SITE_POST_SEND:
-	case FAULT_SITE_POST_SEND_WRITE:
-	case FAULT_SITE_POST_SEND_SEND:
-		return CLASS_SEND;
-	case FAULT_SITE_WC_SEND:
-	case FAULT_SITE_WC_WRITE:
-	case FAULT_SITE_WC_RECV:
-		return CLASS_WC;
-	case FAULT_SITE_EP_CREATE:
-	case FAULT_SITE_EP_SETUP:
-	case FAULT_SITE_MODIFY_QP:
-	case FAULT_SITE_CONNECT:
-	case FAULT_SITE_ACCEPT:
-		return CLASS_SETUP;
-	case FAULT_SITE_ALLOC:
-		return CLASS_ALLOC;
-	default:
-		return s >= FAULT_SITE_MSG ? CLASS_MSG : CLASS_CM;
-	}
+	if (s < FAULT_SITE_CM_EVENT)
+		return fixed_class[s];
+	return s >= FAULT_SITE_MSG ? CLASS_MSG : CLASS_CM;
+}
+
+const char *fault_site_canonical(enum fault_site s)
+{
+	if ((unsigned)s >= FAULT_SITE_COUNT)
+		return "?";
+	return s < FAULT_SITE_CM_EVENT ? fixed_canonical[s] : "drop";
 }
 
 static const char *const action_names[FAULT_ACT_COUNT] = {

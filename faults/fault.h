@@ -30,23 +30,32 @@
 
 enum fault_side { FAULT_SIDE_SRC, FAULT_SIDE_DST, FAULT_SIDES, FAULT_SIDE_ANY = FAULT_SIDES };
 
+/* The fault sites: X(NAME, "token", CLASS, "canonical action"). CLASS decides which actions a
+ * site takes (fault.c); the canonical action is the failure `migbed torture` injects there.
+ * The cm.TOKEN and msg.TOKEN sites follow, one per CM event and control message type
+ * (vocab/vocab.h), class CM and MSG, canonical action drop. */
+#define FAULT_SITE_TABLE(X) \
+	X(REG_MR,           "reg_mr",          RES,   "errno(ENOMEM)") \
+	X(DEREG_MR,         "dereg_mr",        RES,   "errno(ENOMEM)") \
+	X(POST_SEND,        "post_send",       SEND,  "errno(EIO)")        /* every send WR */ \
+	X(POST_SEND_WRITE,  "post_send.write", SEND,  "errno(EIO)") \
+	X(POST_SEND_SEND,   "post_send.send",  SEND,  "errno(EIO)") \
+	X(POST_RECV,        "post_recv",       RES,   "errno(EIO)") \
+	X(WC_SEND,          "wc.send",         WC,    "status(GENERAL_ERR)")   /* successful completions, by opcode */ \
+	X(WC_WRITE,         "wc.write",        WC,    "status(GENERAL_ERR)") \
+	X(WC_RECV,          "wc.recv",         WC,    "status(GENERAL_ERR)") \
+	X(EP_CREATE,        "ep_create",       SETUP, "errno(EHOSTUNREACH)")  /* address + route resolution */ \
+	X(EP_SETUP,         "ep_setup",        SETUP, "errno(ENOMEM)")        /* PD, CQs, QP */ \
+	X(MODIFY_QP,        "modify_qp",       SETUP, "errno(EINVAL)")        /* ->INIT, ->RTR/RTS, ->ERR */ \
+	X(CONNECT,          "connect",         SETUP, "errno(ECONNREFUSED)") \
+	X(ACCEPT,           "accept",          SETUP, "errno(ECONNREFUSED)") \
+	X(ALLOC,            "alloc",           ALLOC, "errno(ENOMEM)")  /* an allocation of migbed's own */ \
+	X(CM,               "cm",              CM,    "drop")           /* every CM event delivered */
+
 enum fault_site {
-	FAULT_SITE_REG_MR,
-	FAULT_SITE_DEREG_MR,
-	FAULT_SITE_POST_SEND,           /* every send WR */
-	FAULT_SITE_POST_SEND_WRITE,
-	FAULT_SITE_POST_SEND_SEND,
-	FAULT_SITE_POST_RECV,
-	FAULT_SITE_WC_SEND,             /* successful completions, by opcode */
-	FAULT_SITE_WC_WRITE,
-	FAULT_SITE_WC_RECV,
-	FAULT_SITE_EP_CREATE,           /* address + route resolution */
-	FAULT_SITE_EP_SETUP,            /* PD, CQs, QP */
-	FAULT_SITE_MODIFY_QP,           /* ->INIT (setup), ->RTR/RTS (connect/accept), ->ERR */
-	FAULT_SITE_CONNECT,
-	FAULT_SITE_ACCEPT,
-	FAULT_SITE_ALLOC,               /* an allocation of migbed's own (buffers, bookkeeping) */
-	FAULT_SITE_CM,                  /* every CM event delivered to an endpoint */
+#define X(NAME, tok, cls, canon) FAULT_SITE_##NAME,
+	FAULT_SITE_TABLE(X)
+#undef X
 	FAULT_SITE_CM_EVENT,            /* + enum hca_cm_event_type: cm.established, ... */
 	FAULT_SITE_MSG = FAULT_SITE_CM_EVENT + FAULT_CM_EVENTS,   /* + enum wire_type */
 	FAULT_SITE_COUNT = FAULT_SITE_MSG + FAULT_MSG_TYPES
@@ -110,6 +119,8 @@ int fault_rule_format(const struct fault_rule *r, char *buf, size_t n);
 int fault_action_format(enum fault_action a, int arg, uint64_t delay_ns, char *buf, size_t n);
 
 const char *fault_site_name(enum fault_site s);       /* "reg_mr", "msg.ready", ... */
+/* The failure `migbed torture` injects at the site ("errno(ENOMEM)", "drop", ...). */
+const char *fault_site_canonical(enum fault_site s);
 const char *fault_side_name(enum fault_side s);       /* "src", "dst", "any" */
 /* "reg_mr" -> site; -1 if unknown. */
 int fault_site_lookup(const char *name);

@@ -690,6 +690,28 @@ static void test_write_counts(void **state)
 	fault_plan_free(p);
 }
 
+/* Every site's canonical torture action is an action the site accepts: "SITE -> CANONICAL"
+ * parses, and formats back to the same action. */
+static void test_canonical_actions_parse(void **state)
+{
+	(void)state;
+	for (int site = 0; site < FAULT_SITE_COUNT; site++) {
+		char spec[FAULT_SPEC_MAX], back[FAULT_SPEC_MAX];
+		struct fault_rule r;
+		struct fault_parse_error e = { 0 };
+		snprintf(spec, sizeof spec, "%s -> %s", fault_site_name((enum fault_site)site),
+			 fault_site_canonical((enum fault_site)site));
+		if (fault_rule_parse(spec, &r, &e))
+			fail_msg("'%s': col %u: %s", spec, e.col, e.msg);
+		assert_int_equal(r.site, site);
+		assert_true(fault_action_format(r.action, r.arg, r.delay_ns, back, sizeof back) > 0);
+		assert_string_equal(back, fault_site_canonical((enum fault_site)site));
+	}
+	assert_string_equal(fault_site_canonical(FAULT_SITE_REG_MR), "errno(ENOMEM)");
+	assert_string_equal(fault_site_canonical(fault_site_msg(VOCAB_MSG_READY)), "drop");
+	assert_string_equal(fault_site_canonical(FAULT_SITE_COUNT), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -699,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_rules_name_the_column),
 		cmocka_unit_test(test_overlong_rule_rejected),
 		cmocka_unit_test(test_site_names_follow_wire_and_cm_tables),
+		cmocka_unit_test(test_canonical_actions_parse),
 		cmocka_unit_test(test_counting_triggers),
 		cmocka_unit_test(test_time_trigger_counts_only_later_calls),
 		cmocka_unit_test(test_any_side_rule_counts_both_sides),

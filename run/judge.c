@@ -3,11 +3,10 @@
 
 #include <stddef.h>
 
+/* A consequence of the other side's failure: the cause table's KIND column (faults/cause.h). */
 bool run_cause_secondary(int cause)
 {
-	return cause == CAUSE_PEER_ERROR || cause == CAUSE_PEER_DISCONNECTED || cause == CAUSE_QP_ERROR ||
-	       cause == CAUSE_CONNECT_REJECTED || cause == CAUSE_DEST_INCOMPLETE ||
-	       cause == CAUSE_QEMU_STREAM_TRUNCATED;   /* the source stopped mid-stream */
+	return cause_is_consequence(cause);
 }
 
 static bool src_first(const struct run_outcome *o)
