@@ -205,35 +205,11 @@ static int parse_args(struct torture *t, int argc, char **argv)
 	return rc < 0 ? 2 : rc > 0 ? 1 : 0;
 }
 
-/* ---- the canonical failure of each site --------------------------------------------------- */
+/* ---- the canonical failure of each site: a column of faults/fault.h's site table ------------ */
 
 static const char *canonical_action(enum fault_site s)
 {
-	switch (s) {
-	case FAULT_SITE_REG_MR:
-	case FAULT_SITE_DEREG_MR:
-	case FAULT_SITE_EP_SETUP:
-	case FAULT_SITE_ALLOC:
-		return "errno(ENOMEM)";
-	case FAULT_SITE_POST_SEND:
-	case FAULT_SITE_POST_SEND_WRITE:
-	case FAULT_SITE_POST_SEND_SEND:
-	case FAULT_SITE_POST_RECV:
-		return "errno(EIO)";
-	case FAULT_SITE_WC_SEND:
-	case FAULT_SITE_WC_WRITE:
-	case FAULT_SITE_WC_RECV:
-		return "status(GENERAL_ERR)";
-	case FAULT_SITE_CONNECT:
-	case FAULT_SITE_ACCEPT:
-		return "errno(ECONNREFUSED)";
-	case FAULT_SITE_EP_CREATE:
-		return "errno(EHOSTUNREACH)";
-	case FAULT_SITE_MODIFY_QP:
-		return "errno(EINVAL)";
-	default:
-		return "drop";          /* msg.*, cm, cm.* */
-	}
+	return fault_site_canonical(s);
 }
 
 static bool site_selected(const struct torture *t, enum fault_site s)

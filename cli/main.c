@@ -1,13 +1,15 @@
 /* migbed - entry point: dispatch to a subcommand. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/runcfg.h"
 
 #ifndef MIGBED_VERSION
 #define MIGBED_VERSION "0.1.0"
 #endif
+
+static int cmd_options(int argc, char **argv);
 
 struct subcmd {
 	const char *name;
@@ -25,18 +27,27 @@ static const struct subcmd subcmds[] = {
 	{ "trace", "check", cmd_trace_check, "validate a trace, reporting every defect" },
 	{ "causes", NULL, cmd_causes, "list the named failure causes (--json)" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
+	{ "options", NULL, cmd_options, "print the option table of run, source and dest (--markdown)" },
 };
 #define N_SUBCMDS (sizeof subcmds / sizeof subcmds[0])
 
-int cli_usage_error(const char *fmt, ...)
+/* migbed options [--markdown]: the one option table, as --help shows it or as README's table. */
+static int cmd_options(int argc, char **argv)
 {
-	va_list ap;
-	fputs("migbed: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return CLI_EXIT_USAGE;
+	if (argc == 1) {
+		runcfg_print_keys(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--markdown")) {
+		runcfg_print_markdown(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: migbed options [--markdown]\n"
+		       "  print the keys of run, source and dest (--markdown: README's key table)\n");
+		return CLI_EXIT_OK;
+	}
+	return cli_usage_error("options: unknown argument '%s' (see migbed options --help)", argv[1]);
 }
 
 static void usage(FILE *f)

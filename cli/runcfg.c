@@ -11,12 +11,6 @@
 #include "sim/size.h"
 #include "transport/wire.h"
 
-struct key {
-	const char *name;
-	const char *arg;     /* NULL: flag */
-	const char *help;
-};
-
 /* The model's cost defaults, in the units of their options (from hca_cost_defaults, so the
  * help cannot drift from the model). reg-us-per-gib is per 4 KiB page in the model. */
 #define PAGES_PER_GIB 262144u
@@ -45,82 +39,92 @@ static void dflt_rate(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT
 static void dflt_hot(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_HOT_PAGES_PER_S); }
 static void dflt_cold(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_COLD_PAGES_PER_S); }
 
-static const struct key keys[] = {
-	{ "trace", "FILE", "trace to replay (.zst ok); default: generate one (see the generator keys)" },
-	{ "chunk-size", "SIZE", "source chunk size, power of two 1M..1G (default 1M, as QEMU)" },
-	{ "dst-chunk-size", "SIZE", "destination chunk size (default: = chunk-size)" },
-	{ "pin-all", NULL, "ask for rdma-pin-all (register all guest RAM up front)" },
-	{ "dst-pin-all", "BOOL", "whether the destination accepts pin-all (default true)" },
-	{ "backend", "model|verbs", "simulated HCA (default) or real rdma-core verbs" },
-	{ "mem", "stamp|bytes", "guest memory representation (default: stamp on model, bytes on verbs)" },
-	{ "link-gbps", "N", "modelled link rate in Gb/s" },
-	{ "latency-us", "N", "modelled one-way message latency in microseconds" },
-	{ "reg-us-per-gib", "N", "modelled ibv_reg_mr cost per GiB in microseconds" },
-	{ "downtime-limit-ms", "N", "downtime-limit (default 300)" },
-	{ "max-bandwidth", "SIZE|unlimited", "max-bandwidth in bytes/s (default 128M)" },
-	{ "device-state", "SIZE", "device state sent at switchover (default 256K)" },
-	{ "max-time-ms", "N", "give up as NOT_CONVERGED after this much virtual time (default 600000)" },
-	{ "wait-timeout-ms", "N", "bound on every single wait (default 10000)" },
-	{ "trace-loop", "BOOL", "replay the trace again when it ends (default true)" },
-	{ "seed", "N", "run seed (default 1)" },
-	{ "caps-version", "N", "protocol version in the capabilities (default 1; others test refusal)" },
-	{ "protocol", "qemu|negotiated", "chunk-size negotiation, both sides (default qemu: none, as QEMU 11.1)" },
-	{ "src-protocol", "qemu|negotiated", "the source's protocol (an old or new source)" },
-	{ "dst-protocol", "qemu|negotiated", "the destination's protocol (an old or new destination)" },
-	{ "on-mismatch", "adapt|refuse", "negotiated source facing another chunk size: adapt (default) or refuse" },
-	{ "dst-memlock", "SIZE", "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)" },
-	{ "ack-timeout", "N", "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)" },
-	{ "dst-layout", "FILE", "a trace whose header (page size, blocks) is the destination's RAM layout (default: the run's trace)" },
-	{ "qemu-stream", "BOOL", "the peer is a real QEMU 7.2 -M none: dest reads its stream; source (`migbed source`) writes one" },
-	{ "qemu-expect", "FILE@ADDR", "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)" },
-	{ "fault", "RULE", "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md" },
-	{ "fault-counts", "FILE", "write how often each fault site was called, per side (for migbed torture)" },
-	{ "expect-fired", "N|>N[,...]", "how often the fault rules must fire: one value for every rule, or a list for the rules in order (e.g. >0 or 1,0); otherwise the run fails its expectation" },
-	{ "expect", "completed|failed:CAUSE[|CAUSE...]", "the expected outcome (default completed)" },
-	{ "json", "FILE", "write the result as JSON" },
-	{ "events", "FILE", "write the event log" },
-	{ "quiet", NULL, "print only the verdict line" },
-	{ "pause-at", "SIDE:EVENT[#N]", "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time" },
-	{ "src-addr", "ADDR", "verbs: source bind address (e.g. 198.18.0.2)" },
-	{ "dst-addr", "IP:PORT", "verbs: destination listen address (e.g. 198.18.0.1:29200)" },
-	{ "description", "TEXT", "free text (scenario files)" },
-	/* trace generation */
-	{ "pattern", "P", "generated trace: rand-set|random|hotcold|idle (default rand-set)" },
-	{ "guest", "SIZE", "generated trace: guest RAM (default 256M)" },
-	{ "duration-ms", "N", "generated trace: duration (default 2000)" },
-	{ "epoch-ms", "N", "generated trace: epoch spacing (default 10)" },
-	{ "page-size", "SIZE", "generated trace: page size (default 4K)" },
-	{ "workers", "N", "rand-set: workers (default 2)" },
-	{ "worker-bytes", "SIZE", "rand-set: bytes per worker (default 16M)" },
-	{ "sweep-rate", "SIZE", "rand-set: bytes/s per worker (default 32M)" },
-	{ "rate", "N", "random: pages/s, 1 or more" },
-	{ "hot-fraction", "F", "hotcold: hot share of the guest (0..1)" },
-	{ "hot-rate", "N", "hotcold: hot pages/s, 1 or more" },
-	{ "cold-rate", "N", "hotcold: cold pages/s, 1 or more" },
+/* The one option table: every key of run, source and dest (scenario `key = value` and
+ * `--key value`) is one row. --help (runcfg_print_keys) and README's key table
+ * (runcfg_print_markdown, `migbed options --markdown`) are printed from it; runcfg_set refuses
+ * a key not in it, then its setters (set_transport, set_engine, set_gen, ...) parse the value
+ * with the row's bounds and name them in the error. `dflt` is the default as shown; where `exact`,
+ * options_test.c checks that giving it changes nothing (it is the real default), and where
+ * `dflt_fn` is set the default is printed from the constant the code uses. */
+enum { OPT_RUN = 1, OPT_SOURCE = 2, OPT_DEST = 4, OPT_ALL = 7 };
+
+struct key {
+	const char *name;
+	const char *arg;     /* the value's syntax; NULL: flag */
+	const char *dflt;    /* default as shown, NULL: none */
+	void (*dflt_fn)(char *buf, size_t n);   /* or printed from the code's constant */
+	bool exact;          /* giving dflt leaves runcfg_defaults() unchanged */
+	const char *unit;
+	unsigned cmds;       /* OPT_* */
+	const char *help;
 };
+
+#define ROW(n, a, d, x, u, h) { n, a, d, NULL, x, u, OPT_ALL, h }
+#define ROWF(n, a, fn, u, h) { n, a, NULL, fn, true, u, OPT_ALL, h }
+static const struct key keys[] = {
+	ROW("trace", "FILE", "generated from the generator keys", false, "", "trace to replay (.zst ok)"),
+	ROW("chunk-size", "SIZE", "1M", true, "bytes", "source chunk size, power of two 1M..1G (as QEMU)"),
+	ROW("dst-chunk-size", "SIZE", "= chunk-size", false, "bytes", "destination chunk size"),
+	ROW("pin-all", NULL, "off", false, "", "ask for rdma-pin-all (register all guest RAM up front)"),
+	ROW("dst-pin-all", "BOOL", "true", true, "", "whether the destination accepts pin-all"),
+	ROW("backend", "model|verbs", "model", true, "", "simulated HCA or real rdma-core verbs"),
+	ROW("mem", "stamp|bytes", "stamp on model, bytes on verbs", false, "", "guest memory representation"),
+	ROWF("link-gbps", "N", dflt_link, "Gb/s", "modelled link rate in Gb/s"),
+	ROWF("latency-us", "N", dflt_latency, "us", "modelled one-way message latency in microseconds"),
+	ROWF("reg-us-per-gib", "N", dflt_reg, "us/GiB", "modelled ibv_reg_mr cost per GiB in microseconds"),
+	ROW("downtime-limit-ms", "N", "300", true, "ms", "downtime-limit"),
+	ROW("max-bandwidth", "SIZE|unlimited", "128M", true, "bytes/s", "max-bandwidth in bytes/s"),
+	ROW("device-state", "SIZE", "256K", true, "bytes", "device state sent at switchover"),
+	ROW("max-time-ms", "N", "600000", true, "ms", "give up as NOT_CONVERGED after this much virtual time"),
+	ROW("wait-timeout-ms", "N", "10000", true, "ms", "bound on every single wait"),
+	ROW("trace-loop", "BOOL", "true", true, "", "replay the trace again when it ends"),
+	ROW("seed", "N", "1", true, "", "run seed"),
+	ROW("caps-version", "N", "1", true, "", "protocol version in the capabilities (others test refusal)"),
+	ROW("protocol", "qemu|negotiated", "qemu", true, "", "chunk-size negotiation, both sides (qemu: none, as QEMU 11.1)"),
+	ROW("src-protocol", "qemu|negotiated", "qemu", true, "", "the source's protocol (an old or new source)"),
+	ROW("dst-protocol", "qemu|negotiated", "qemu", true, "", "the destination's protocol (an old or new destination)"),
+	ROW("on-mismatch", "adapt|refuse", "adapt", true, "", "negotiated source facing another chunk size: adapt or refuse"),
+	ROW("dst-memlock", "SIZE", "none", false, "bytes", "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)"),
+	ROW("ack-timeout", "N", "rdma_cm's", false, "", "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)"),
+	ROW("dst-layout", "FILE", "the run's trace", false, "", "a trace whose header (page size, blocks) is the destination's RAM layout"),
+	ROW("qemu-stream", "BOOL", "false", true, "", "the peer is a real QEMU 7.2 -M none: dest reads its stream; source (`migbed source`) writes one"),
+	ROW("qemu-expect", "FILE@ADDR", NULL, false, "", "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)"),
+	ROW("fault", "RULE", NULL, false, "", "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md"),
+	ROW("fault-counts", "FILE", NULL, false, "", "write how often each fault site was called, per side (for migbed torture)"),
+	ROW("expect-fired", "N|>N[,...]", "none", false, "", "how often the fault rules must fire: one value for every rule, or a list for the rules in order (e.g. >0 or 1,0); otherwise the run fails its expectation"),
+	ROW("expect", "completed|failed:CAUSE[|CAUSE...]", "completed", true, "", "the expected outcome"),
+	ROW("json", "FILE", NULL, false, "", "write the result as JSON"),
+	ROW("events", "FILE", NULL, false, "", "write the event log"),
+	ROW("quiet", NULL, "off", false, "", "print only the verdict line"),
+	ROW("pause-at", "SIDE:EVENT[#N]", NULL, false, "", "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time"),
+	ROW("src-addr", "ADDR", NULL, false, "", "verbs: source bind address (e.g. 198.18.0.2)"),
+	ROW("dst-addr", "IP:PORT", NULL, false, "", "verbs: destination listen address (e.g. 198.18.0.1:29200)"),
+	ROW("description", "TEXT", NULL, false, "", "free text (scenario files)"),
+	/* trace generation */
+	ROW("pattern", "P", "rand-set", true, "", "generated trace: rand-set|random|hotcold|idle"),
+	ROW("guest", "SIZE", "256M", true, "bytes", "generated trace: guest RAM"),
+	ROW("duration-ms", "N", "2000", true, "ms", "generated trace: duration"),
+	ROW("epoch-ms", "N", "10", true, "ms", "generated trace: epoch spacing"),
+	ROW("page-size", "SIZE", "4K", true, "bytes", "generated trace: page size"),
+	ROW("workers", "N", "2", true, "", "rand-set: workers"),
+	ROW("worker-bytes", "SIZE", "16M", true, "bytes", "rand-set: bytes per worker"),
+	ROW("sweep-rate", "SIZE", "32M", true, "bytes/s", "rand-set: bytes/s per worker"),
+	ROWF("rate", "N", dflt_rate, "pages/s", "random: pages/s, 1 or more"),
+	ROW("hot-fraction", "F", "0.05", true, "", "hotcold: hot share of the guest (0..1)"),
+	ROWF("hot-rate", "N", dflt_hot, "pages/s", "hotcold: hot pages/s, 1 or more"),
+	ROWF("cold-rate", "N", dflt_cold, "pages/s", "hotcold: cold pages/s, 1 or more"),
+};
+#undef ROW
+#undef ROWF
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
-/* Defaults printed from where they are defined, so the help cannot drift from them. */
-static const struct derived_default {
-	const char *key;
-	void (*fn)(char *buf, size_t n);
-} derived_defaults[] = {
-	{ "link-gbps", dflt_link }, { "latency-us", dflt_latency }, { "reg-us-per-gib", dflt_reg },
-	{ "rate", dflt_rate }, { "hot-rate", dflt_hot }, { "cold-rate", dflt_cold },
-};
-
-/* " (default X)" of a key with a derived default, "" otherwise. */
-static void derived_default(const char *key, char *buf, size_t n)
+/* The default as shown ("" when none). */
+static void key_default(const struct key *k, char *buf, size_t n)
 {
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof derived_defaults / sizeof derived_defaults[0]; i++) {
-		if (strcmp(derived_defaults[i].key, key))
-			continue;
-		size_t len = (size_t)snprintf(buf, n, " (default ");
-		derived_defaults[i].fn(buf + len, n - len);
-		len = strlen(buf);
-		snprintf(buf + len, n - len, ")");
-	}
+	if (k->dflt_fn)
+		k->dflt_fn(buf, n);
+	else
+		snprintf(buf, n, "%s", k->dflt ? k->dflt : "");
 }
 
 static const struct key *find(const char *name)
@@ -138,14 +142,58 @@ bool runcfg_is_flag(const char *key)
 	return k && !k->arg;
 }
 
+size_t runcfg_n_keys(void) { return N_KEYS; }
+const char *runcfg_key_name(size_t i) { return i < N_KEYS ? keys[i].name : NULL; }
+bool runcfg_key_default(size_t i, char *buf, size_t n)
+{
+	if (i >= N_KEYS)
+		return false;
+	key_default(&keys[i], buf, n);
+	return keys[i].exact;
+}
+
+static void key_lhs(const struct key *k, char *buf, size_t n)
+{
+	snprintf(buf, n, "--%s%s%s", k->name, k->arg ? " " : "", k->arg ? k->arg : "");
+}
+
 void runcfg_print_keys(FILE *f)
 {
 	for (size_t i = 0; i < N_KEYS; i++) {
-		char lhs[64];
-		snprintf(lhs, sizeof lhs, "--%s%s%s", keys[i].name, keys[i].arg ? " " : "", keys[i].arg ? keys[i].arg : "");
-		char dflt[128];
-		derived_default(keys[i].name, dflt, sizeof dflt);
-		fprintf(f, "  %-28s %s%s\n", lhs, keys[i].help, dflt);
+		char lhs[64], dflt[128];
+		key_lhs(&keys[i], lhs, sizeof lhs);
+		key_default(&keys[i], dflt, sizeof dflt);
+		fprintf(f, "  %-28s %s%s%s%s\n", lhs, keys[i].help, dflt[0] ? " (default " : "", dflt,
+			dflt[0] ? ")" : "");
+	}
+}
+
+/* Markdown, with '|' escaped in cells. */
+static void md_cell(FILE *f, const char *s, bool code)
+{
+	fputs(code ? " `" : " ", f);
+	for (; *s; s++) {
+		if (*s == '|')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputs(code ? "` |" : " |", f);
+}
+
+void runcfg_print_markdown(FILE *f)
+{
+	fprintf(f, "| key | meaning | unit | default | commands |\n|---|---|---|---|---|\n");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		char lhs[64], dflt[128];
+		key_lhs(&keys[i], lhs, sizeof lhs);
+		key_default(&keys[i], dflt, sizeof dflt);
+		fputc('|', f);
+		md_cell(f, lhs, true);
+		md_cell(f, keys[i].help, false);
+		md_cell(f, keys[i].unit, false);
+		md_cell(f, dflt, false);
+		fprintf(f, " %s%s%s |\n", keys[i].cmds & OPT_RUN ? "run" : "",
+			keys[i].cmds & OPT_SOURCE ? ", source" : "", keys[i].cmds & OPT_DEST ? ", dest" : "");
 	}
 }
 

@@ -18,7 +18,15 @@ bool runcfg_known(const char *key);
 int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d);
 /* Cross-option validation after everything is applied. */
 int runcfg_finish(struct runcfg *c, struct diag *d);
-/* The help text for the keys (shared by --help and docs). */
+/* The help text for the keys (shared by --help and docs), from the one option table. */
 void runcfg_print_keys(FILE *f);
+/* The same table as markdown: README's key table (`migbed options --markdown`). */
+void runcfg_print_markdown(FILE *f);
+/* The table's rows, for tests: key i's name (NULL past the end); its default as shown into
+ * buf, true when giving that text (up to a ':' that starts a comment) leaves runcfg_defaults()
+ * unchanged: it is the real one. */
+size_t runcfg_n_keys(void);
+const char *runcfg_key_name(size_t i);
+bool runcfg_key_default(size_t i, char *buf, size_t n);
 
 #endif
