@@ -33,6 +33,7 @@
 
 #include "sim/mem.h"
 #include "transport/hca_backend.h"
+#include "transport/ring.h"
 
 #define MODEL_DEVICE "model0"
 #define MODEL_REQ_PDATA_BYTES 56      /* IB CM REQ private data field */
@@ -45,52 +46,10 @@
 #define MODEL_VENDOR_ERR_COPY 0x4d42u
 #define MODEL_PARK_MAX 65536u         /* bounds one pass over a parked queue */
 
-/* ---- a fixed-capacity FIFO ---------------------------------------------------------------- */
-
-struct fifo {
-	unsigned char *slot;
-	uint32_t esz, cap, first, n;
-};
-
-static int fifo_alloc(struct fifo *f, uint32_t esz, uint32_t cap)
+/* A model queue never grows: the front end bounds what is posted (ring.h). */
+static int fixed_ring(struct ring *r, size_t esz, size_t cap)
 {
-	f->slot = calloc(cap, esz);
-	f->esz = esz;
-	f->cap = cap;
-	f->first = 0;
-	f->n = 0;
-	return f->slot ? 0 : -ENOMEM;
-}
-
-static void *fifo_slot(const struct fifo *f, uint32_t i)
-{
-	return f->slot + (size_t)((f->first + i) % f->cap) * f->esz;
-}
-
-static void fifo_put(struct fifo *f, const void *e)
-{
-	assert(f->n < f->cap && "the front end bounds every queue");
-	memcpy(fifo_slot(f, f->n), e, f->esz);
-	f->n++;
-}
-
-/* Put back at the head what was just taken from it. */
-static void fifo_unget(struct fifo *f, const void *e)
-{
-	assert(f->n < f->cap);
-	f->first = (f->first + f->cap - 1) % f->cap;
-	f->n++;
-	memcpy(fifo_slot(f, 0), e, f->esz);
-}
-
-static bool fifo_get(struct fifo *f, void *out)
-{
-	if (f->n == 0)
-		return false;
-	memcpy(out, fifo_slot(f, 0), f->esz);
-	f->first = (f->first + 1) % f->cap;
-	f->n--;
-	return true;
+	return ring_init(r, esz, cap, cap);
 }
 
 /* ---- state -------------------------------------------------------------------------------- */
@@ -138,10 +97,10 @@ struct model_ep {
 	uint8_t pdata_len;
 	uint8_t rnr_retry, retry_cnt;
 	uint8_t connect_rnr_retry;    /* active: what it passed to connect (the peer's rnr_retry) */
-	struct fifo rq;               /* struct model_recv */
-	struct fifo parked;           /* struct hca_send_wr */
-	struct fifo cq[2];            /* struct hca_wc, raw */
-	struct fifo cm;               /* struct hca_cm_event */
+	struct ring rq;               /* struct model_recv */
+	struct ring parked;           /* struct hca_send_wr */
+	struct ring cq[2];            /* struct hca_wc, raw */
+	struct ring cm;               /* struct hca_cm_event */
 };
 
 struct model_listener {
@@ -173,7 +132,7 @@ static void push_event(struct model_ep *me, int type, int status, const void *pd
 	assert(len <= padded_len && padded_len <= HCA_PDATA_MAX);
 	if (len)
 		memcpy(ev.pdata, pdata, len);
-	fifo_put(&me->cm, &ev);
+	ring_push(&me->cm, &ev);
 }
 
 /* ---- MR table ----------------------------------------------------------------------------- */
@@ -291,7 +250,7 @@ static void complete_send(struct model_ep *me, const struct hca_send_wr *wr, int
 
 	if (status == HCA_WC_LOC_QP_OP_ERR)
 		wc.vendor_err = MODEL_VENDOR_ERR_COPY;
-	fifo_put(&me->cq[HCA_CQ_SEND], &wc);
+	ring_push(&me->cq[HCA_CQ_SEND], &wc);
 }
 
 static void complete_recv(struct model_ep *me, const struct model_recv *r, int status,
@@ -302,7 +261,7 @@ static void complete_recv(struct model_ep *me, const struct model_recv *r, int s
 
 	if (status == HCA_WC_LOC_QP_OP_ERR)
 		wc.vendor_err = MODEL_VENDOR_ERR_COPY;
-	fifo_put(&me->cq[HCA_CQ_RECV], &wc);
+	ring_push(&me->cq[HCA_CQ_RECV], &wc);
 }
 
 static void resume_parked(struct model_ep *me);
@@ -313,9 +272,9 @@ static void flush_all(struct model_ep *me)
 	struct hca_send_wr wr;
 	struct model_recv r;
 
-	while (fifo_get(&me->parked, &wr))
+	while (ring_get(&me->parked, &wr))
 		complete_send(me, &wr, HCA_WC_WR_FLUSH_ERR);
-	while (fifo_get(&me->rq, &r))
+	while (ring_get(&me->rq, &r))
 		complete_recv(me, &r, HCA_WC_WR_FLUSH_ERR, 0);
 }
 
@@ -390,7 +349,7 @@ static enum exec_result exec_send(struct model_ep *me, struct model_ep *peer,
 {
 	struct model_recv r;
 
-	if (!fifo_get(&peer->rq, &r)) {
+	if (!ring_get(&peer->rq, &r)) {
 		if (me->rnr_retry >= MODEL_RETRY_FOREVER)
 			return EXEC_PARK;
 		fail_requester(me, wr, HCA_WC_RNR_RETRY_EXC_ERR);   /* the responder sees nothing */
@@ -441,10 +400,10 @@ static void resume_parked(struct model_ep *me)
 	struct hca_send_wr wr;
 
 	for (uint32_t i = 0; i < MODEL_PARK_MAX && me->qp == QP_RTS; i++) {
-		if (!fifo_get(&me->parked, &wr))
+		if (!ring_get(&me->parked, &wr))
 			return;
 		if (exec_wr(me, &wr) == EXEC_PARK) {
-			fifo_unget(&me->parked, &wr);
+			ring_unget(&me->parked, &wr);
 			return;
 		}
 	}
@@ -518,7 +477,7 @@ static struct model_ep *model_ep_new(struct model_world *mw, hca_ep *front)
 		return NULL;
 	me->mw = mw;
 	me->front = front;
-	if (fifo_alloc(&me->cm, sizeof(struct hca_cm_event), MODEL_CM_EVENTS_MAX) < 0) {
+	if (fixed_ring(&me->cm, sizeof(struct hca_cm_event), MODEL_CM_EVENTS_MAX) < 0) {
 		free(me);
 		return NULL;
 	}
@@ -593,7 +552,7 @@ static int model_ep_create(hca_ep *ep, const char *addr)
 		return -ENOMEM;
 	me->addr = strdup(addr);
 	if (!me->addr) {
-		free(me->cm.slot);
+		ring_fini(&me->cm);
 		free(me);
 		return -ENOMEM;
 	}
@@ -607,17 +566,14 @@ static int model_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
 
 	if (!me || me->qp != QP_NONE || caps->max_send_wr == 0 || caps->max_recv_wr == 0)
 		return -EINVAL;
-	if (fifo_alloc(&me->rq, sizeof(struct model_recv), caps->max_recv_wr) < 0 ||
-	    fifo_alloc(&me->parked, sizeof(struct hca_send_wr), caps->max_send_wr) < 0 ||
-	    fifo_alloc(&me->cq[HCA_CQ_SEND], sizeof(struct hca_wc), caps->max_send_wr) < 0 ||
-	    fifo_alloc(&me->cq[HCA_CQ_RECV], sizeof(struct hca_wc), caps->max_recv_wr) < 0) {
-		free(me->rq.slot);
-		free(me->parked.slot);
-		free(me->cq[HCA_CQ_SEND].slot);
-		free(me->cq[HCA_CQ_RECV].slot);
-		memset(&me->rq, 0, sizeof(me->rq));
-		memset(&me->parked, 0, sizeof(me->parked));
-		memset(me->cq, 0, sizeof(me->cq));
+	if (fixed_ring(&me->rq, sizeof(struct model_recv), caps->max_recv_wr) < 0 ||
+	    fixed_ring(&me->parked, sizeof(struct hca_send_wr), caps->max_send_wr) < 0 ||
+	    fixed_ring(&me->cq[HCA_CQ_SEND], sizeof(struct hca_wc), caps->max_send_wr) < 0 ||
+	    fixed_ring(&me->cq[HCA_CQ_RECV], sizeof(struct hca_wc), caps->max_recv_wr) < 0) {
+		ring_fini(&me->rq);
+		ring_fini(&me->parked);
+		ring_fini(&me->cq[HCA_CQ_SEND]);
+		ring_fini(&me->cq[HCA_CQ_RECV]);
 		return -ENOMEM;
 	}
 	me->pd = ++me->mw->next_pd;
@@ -698,7 +654,7 @@ static int model_poll_event(hca_ep *ep, struct hca_cm_event *ev)
 {
 	struct model_ep *me = model_ep_of(ep);
 
-	return me && fifo_get(&me->cm, ev) ? 1 : 0;
+	return me && ring_get(&me->cm, ev) ? 1 : 0;
 }
 
 /* docs/verbs-facts.md, 'rdma_disconnect': the caller's QP goes to ERR at once; the peer gets
@@ -786,11 +742,11 @@ static void model_ep_destroy(hca_ep *ep)
 		return;
 	ep_detach(me);
 	free(me->addr);
-	free(me->rq.slot);
-	free(me->parked.slot);
-	free(me->cq[HCA_CQ_SEND].slot);
-	free(me->cq[HCA_CQ_RECV].slot);
-	free(me->cm.slot);
+	ring_fini(&me->rq);
+	ring_fini(&me->parked);
+	ring_fini(&me->cq[HCA_CQ_SEND]);
+	ring_fini(&me->cq[HCA_CQ_RECV]);
+	ring_fini(&me->cm);
 	free(me);
 	hca_ep_set_priv(ep, NULL);
 }
@@ -881,7 +837,7 @@ static int model_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t l
 		complete_recv(me, &r, HCA_WC_WR_FLUSH_ERR, 0);
 		return 0;
 	}
-	fifo_put(&me->rq, &r);
+	ring_push(&me->rq, &r);
 	if (me->peer)
 		resume_parked(me->peer);      /* a SEND may have been waiting for this RECV */
 	return 0;
@@ -897,8 +853,8 @@ static int model_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 		complete_send(me, wr, HCA_WC_WR_FLUSH_ERR);
 		return 0;
 	}
-	if (me->parked.n > 0 || exec_wr(me, wr) == EXEC_PARK)
-		fifo_put(&me->parked, wr);    /* RC: nothing overtakes a waiting WR */
+	if (ring_len(&me->parked) > 0 || exec_wr(me, wr) == EXEC_PARK)
+		ring_push(&me->parked, wr);    /* RC: nothing overtakes a waiting WR */
 	return 0;
 }
 
@@ -908,7 +864,7 @@ static int model_poll_cq(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
 
 	if (!me || me->qp == QP_NONE)
 		return -EINVAL;
-	return fifo_get(&me->cq[cq], wc) ? 1 : 0;
+	return ring_get(&me->cq[cq], wc) ? 1 : 0;
 }
 
 static int model_qp_to_error(hca_ep *ep)

@@ -1,0 +1,317 @@
+/* hca_fault - the adapter between the seam's calls and the fault plan (see hca_fault.h for
+ * the contract, docs/faults.md for the actions). */
+#include "transport/hca_fault.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "sim/mem.h"
+#include "transport/hca_cq.h"
+#include "transport/hca_wait.h"
+#include "transport/wire.h"
+
+#define HCA_FAULT_WRID_BITS (UINT64_C(0x3fff) << 16)   /* corrupt(wr_id): wire.h block bits 16..29 */
+
+void hca_world_set_faults(hca_world *w, fault_plan *p)
+{
+	assert(w);
+	w->faults = p;
+}
+
+/* Ask the plan about one call of `side` under sites (most specific first): true and *f when
+ * a rule fires. Every injection is logged; `die` never returns. */
+bool hca_fault_at(hca_world *w, const char *side, const enum fault_site *sites, size_t n,
+		  struct fault_fire *f)
+{
+	char act[HCA_LOG_FIELD_MAX];
+	int fs = w->faults ? fault_side_lookup(side) : -1;
+
+	if (fs < 0 || !fault_plan_check(w->faults, sites, n, (enum fault_side)fs, hca_now_ns(w), f))
+		return false;
+	fault_action_format(f->action, f->arg, f->delay_ns, act, sizeof(act));
+	HLOG(w, side, "fault", "site=%s side=%s call=%llu action=%s", fault_site_name(f->site), side,
+	     (unsigned long long)f->call, act);
+	if (f->action == FAULT_ACT_DIE) {
+		raise(SIGKILL);           /* a crash, not an exit: nothing is flushed */
+		_exit(128 + SIGKILL);
+	}
+	return true;
+}
+
+/* One-site form. */
+bool hca_fault_at1(hca_world *w, const char *side, enum fault_site site, struct fault_fire *f)
+{
+	return hca_fault_at(w, side, &site, 1, f);
+}
+
+int hca_fault_alloc(hca_world *w, const char *side)
+{
+	struct fault_fire f;
+
+	assert(w && side);
+	if (!hca_fault_at1(w, side, FAULT_SITE_ALLOC, &f))
+		return 0;
+	assert(f.action == FAULT_ACT_ERRNO);   /* the only other one, die, does not return */
+	return -f.arg;
+}
+
+/* An injected error status: this QP (and, for the statuses that kill the responder, the
+ * in-process peer's) goes to ERR for real. Nothing is drained here. */
+static void hca_fault_kill_qp(hca_ep *ep, int status)
+{
+	hca_ep *peer;
+
+	ep->err_ns = hca_min_u64(ep->err_ns, hca_now_ns(ep->w));
+	ep->w->ops->qp_to_error(ep);
+	if (!hca_status_kills_responder(status) || !(peer = ep->w->ops->peer(ep)) || !peer->setup)
+		return;
+	peer->err_ns = hca_min_u64(peer->err_ns, hca_now_ns(ep->w));
+	ep->w->ops->qp_to_error(peer);
+}
+
+static void push_synthetic_event(hca_ep *ep, int type)
+{
+	struct hca_cm_event ev = { .type = type };
+
+	if (ring_reserve(&ep->cm, 1) != 0)
+		return;
+	ring_push(&ep->cm, &ev);
+	HLOG(ep->w, ep->side, "cm_event", "type=%s status=0 injected=1", hca_cm_event_name(type));
+}
+
+/* Actions at a call site other than a send WR: 0 to go on with the call (after the side
+ * effect), or -errno to fail it. */
+int hca_fault_before(hca_ep *ep, const struct fault_fire *f)
+{
+	switch (f->action) {
+	case FAULT_ACT_ERRNO:
+		return -f->arg;
+	case FAULT_ACT_DELAY:
+		hca_wait_pass_time(ep->w, f->delay_ns);
+		return 0;
+	case FAULT_ACT_QP_ERROR:
+		if (ep->setup) {
+			hca_ep_to_error_now(ep);
+			hca_cq_drain(ep->w);
+		}
+		return 0;
+	case FAULT_ACT_DISCONNECT:
+		hca_disconnect(ep);
+		return 0;
+	case FAULT_ACT_EVENT:
+		push_synthetic_event(ep, f->arg);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* An injected completion error whose time has come: the QP goes to ERR now. */
+void hca_fault_kill_due(hca_ep *ep)
+{
+	if (ep->kill_ns > hca_now_ns(ep->w) || !ep->setup)
+		return;
+	ep->kill_ns = HCA_NO_ERROR;
+	hca_fault_kill_qp(ep, ep->kill_status);
+	HLOG(ep->w, ep->side, "qp_to_error", "rc=0 fault=%s", hca_wc_status_name(ep->kill_status));
+}
+
+/* Actions at a setup call (ep_create, ep_setup, modify_qp, connect, accept): errno or delay. */
+int hca_fault_setup_call(hca_world *w, const struct fault_fire *f)
+{
+	if (f->action == FAULT_ACT_ERRNO)
+		return -f->arg;
+	if (f->action == FAULT_ACT_DELAY)
+		hca_wait_pass_time(w, f->delay_ns);
+	return 0;
+}
+
+/* connect / accept, then the QP's RTR -> RTS (modify_qp): 0 or the injected -errno. */
+int hca_fault_conn_call(hca_ep *ep, enum fault_site site)
+{
+	struct fault_fire f;
+	int rc = 0;
+
+	if (hca_fault_at1(ep->w, ep->side, site, &f))
+		rc = hca_fault_setup_call(ep->w, &f);
+	if (rc == 0 && hca_fault_at1(ep->w, ep->side, FAULT_SITE_MODIFY_QP, &f))
+		rc = hca_fault_setup_call(ep->w, &f);
+	return rc;
+}
+
+/* Completion faults on successful completions: rewrite the status (the QP then goes to ERR
+ * for real at the completion's time, see hca_fault_kill_due), make it visible later, or lose it.
+ * false: the completion is dropped. */
+bool hca_fault_wc(hca_ep *ep, struct hca_wc *wc, uint64_t *t_ns)
+{
+	struct fault_fire f;
+	enum fault_site site = wc->opcode == HCA_WC_OP_RECV	      ? FAULT_SITE_WC_RECV
+			       : wc->opcode == HCA_WC_OP_RDMA_WRITE ? FAULT_SITE_WC_WRITE
+								    : FAULT_SITE_WC_SEND;
+
+	if (wc->status != HCA_WC_SUCCESS || !hca_fault_at1(ep->w, ep->side, site, &f))
+		return true;
+	switch (f.action) {
+	case FAULT_ACT_STATUS:
+		/* the QP dies when the error completion happens, not when it is drained */
+		wc->status = f.arg;
+		if (*t_ns < ep->kill_ns) {
+			ep->kill_ns = *t_ns;
+			ep->kill_status = f.arg;
+		}
+		return true;
+	case FAULT_ACT_DELAY:
+		*t_ns = hca_sat_add(*t_ns, f.delay_ns);
+		return true;
+	case FAULT_ACT_CORRUPT:
+		/* a provider bug: a completion for a WR never posted (the block bits of a write's
+		 * wr_id all set; any other wr_id changes likewise) */
+		wc->wr_id |= HCA_FAULT_WRID_BITS;
+		return true;
+	case FAULT_ACT_DROP:
+		hca_cq_retire(ep, site == FAULT_SITE_WC_RECV ? HCA_CQ_RECV : HCA_CQ_SEND);
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* CM event faults: how many copies of ev to deliver (0 drop, 1, 2 duplicate). */
+int hca_fault_cm(hca_ep *ep, const struct hca_cm_event *ev)
+{
+	struct fault_fire f;
+	enum fault_site sites[2] = { FAULT_SITE_CM, FAULT_SITE_CM };
+	size_t n = 0;
+
+	if (ev->type >= 0 && ev->type < FAULT_CM_EVENTS)
+		sites[n++] = fault_site_cm(ev->type);
+	sites[n++] = FAULT_SITE_CM;
+	if (!hca_fault_at(ep->w, ep->side, sites, n, &f))
+		return 1;
+	return f.action == FAULT_ACT_DROP ? 0 : f.action == FAULT_ACT_DUPLICATE ? 2 : 1;
+}
+
+/* The 16-byte control header at the start of a SEND when it lies in plain registered memory
+ * (never in a guest block, whose STAMP pages have no bytes): a pointer, or NULL. */
+static uint8_t *send_header(hca_ep *ep, const struct hca_send_wr *wr)
+{
+	size_t b;
+	uint64_t off;
+
+	if (wr->opcode != HCA_WR_SEND || wr->length < WIRE_HDR_BYTES)
+		return NULL;
+	if (ep->guest && mem_resolve(ep->guest, wr->local_addr, WIRE_HDR_BYTES, &b, &off) == 0)
+		return NULL;
+	for (const hca_mr *mr = ep->mrs; mr; mr = mr->next)
+		if (mr->lkey == wr->lkey && wr->local_addr >= mr->addr &&
+		    wr->local_addr - mr->addr <= mr->len - WIRE_HDR_BYTES && mr->len >= WIRE_HDR_BYTES)
+			return (uint8_t *)(uintptr_t)wr->local_addr;
+	return NULL;
+}
+
+/* The sites of a send WR, most specific first: msg.TYPE (a control message), post_send.send
+ * or post_send.write, post_send. */
+static size_t send_sites(hca_ep *ep, const struct hca_send_wr *wr, enum fault_site *sites,
+			 uint8_t **hdr)
+{
+	struct wire_hdr h;
+	size_t n = 0;
+
+	*hdr = ep->w->faults ? send_header(ep, wr) : NULL;
+	if (*hdr && wire_hdr_decode(*hdr, WIRE_HDR_BYTES, &h) >= 0 && h.type < FAULT_MSG_TYPES)
+		sites[n++] = fault_site_msg(h.type);
+	else
+		*hdr = NULL;
+	sites[n++] = wr->opcode == HCA_WR_SEND ? FAULT_SITE_POST_SEND_SEND : FAULT_SITE_POST_SEND_WRITE;
+	sites[n++] = FAULT_SITE_POST_SEND;
+	return n;
+}
+
+/* corrupt: change the header (big-endian fields) or the first payload byte in place; the
+ * sender encodes a fresh header for its next message. false: nothing to corrupt. */
+static bool corrupt_message(uint8_t *hdr, uint32_t length, int how)
+{
+	switch (how) {
+	case FAULT_CORRUPT_LEN:
+		hdr[0] ^= 0x40;           /* len + 1 GiB: "too long length" */
+		return true;
+	case FAULT_CORRUPT_TYPE:
+		hdr[7] ^= 0x80;           /* an unknown type */
+		return true;
+	case FAULT_CORRUPT_REPEAT:
+		hdr[9] ^= 0x01;           /* repeat +/- 65536: over 4096 */
+		return true;
+	default:
+		if (length <= WIRE_HDR_BYTES)
+			return false;
+		hdr[WIRE_HDR_BYTES] ^= 0xff;
+		return true;
+	}
+}
+
+/* A send WR the front end completes itself with `status`: SUCCESS (drop: it occupies the
+ * link, nothing arrives) or an error (it never reaches the wire; the QP goes to ERR). */
+static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
+{
+	struct posted_send ps = { .wr_id = wr->wr_id, .len = wr->length, .fake = true, .status = status,
+				  .post_ns = hca_now_ns(ep->w),
+				  .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND : HCA_WC_OP_RDMA_WRITE };
+
+	if (status == HCA_WC_SUCCESS && ep->err_ns != HCA_NO_ERROR)
+		ps.status = HCA_WC_WR_FLUSH_ERR;          /* as the QP in error would */
+	ps.done_ns = ps.status == HCA_WC_SUCCESS ? hca_cq_charge_link(ep, wr->length) : hca_now_ns(ep->w);
+	ring_push(&ep->sends, &ps);   /* the caller checked send_outstanding < max_send_wr */
+	ep->send_outstanding++;
+	hca_cq_log_post_send(ep, wr);
+	if (status != HCA_WC_SUCCESS)
+		hca_fault_kill_qp(ep, status);
+	hca_cq_drain(ep->w);
+	return 0;
+}
+
+static int post_send_fault(hca_ep *ep, const struct hca_send_wr *wr, const struct fault_fire *f,
+			   uint8_t *hdr)
+{
+	int rc;
+
+	switch (f->action) {
+	case FAULT_ACT_STATUS:
+		return post_send_fake(ep, wr, f->arg);
+	case FAULT_ACT_DROP:
+		return post_send_fake(ep, wr, HCA_WC_SUCCESS);
+	case FAULT_ACT_DELAY:
+		return hca_cq_post_send(ep, wr, f->delay_ns);
+	case FAULT_ACT_DUPLICATE:
+		rc = hca_cq_post_send(ep, wr, 0);
+		if (rc == 0 && hca_cq_post_send(ep, wr, 0) != 0)
+			HLOG(ep->w, ep->side, "fault_noop", "action=duplicate reason=send_queue_full");
+		return rc;
+	case FAULT_ACT_CORRUPT:
+		assert(hdr && "corrupt applies to control messages only (msg.* sites)");
+		if (!corrupt_message(hdr, wr->length, f->arg))
+			HLOG(ep->w, ep->side, "fault_noop", "action=corrupt reason=no_payload");
+		return hca_cq_post_send(ep, wr, 0);
+	default:
+		rc = hca_fault_before(ep, f);
+		if (rc < 0) {
+			HLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d", (unsigned long long)wr->wr_id, rc);
+			return rc;
+		}
+		return hca_cq_post_send(ep, wr, 0);
+	}
+}
+
+int hca_fault_post_send(hca_ep *ep, const struct hca_send_wr *wr)
+{
+	enum fault_site sites[3];
+	struct fault_fire f;
+	uint8_t *hdr;
+	size_t n;
+
+	n = send_sites(ep, wr, sites, &hdr);
+	if (hca_fault_at(ep->w, ep->side, sites, n, &f))
+		return post_send_fault(ep, wr, &f, hdr);
+	return hca_cq_post_send(ep, wr, 0);
+}
