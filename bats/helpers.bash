@@ -19,6 +19,11 @@ export MIGBED_TEST_SCALE
 
 scaled() { echo $(($1 * MIGBED_TEST_SCALE)); }           # scaled SECONDS|MS -> bound
 
+# migbed's own bound on every single wait (--wait-timeout-ms, default 10000), scaled: for the
+# verbs runs that do not test a timeout (real time under TCG: e.g. a 1 GiB destination's
+# verification after EOF took longer than 10 s in an instrumented build on a loaded machine)
+MIGBED_WAIT=(--wait-timeout-ms "$(scaled 10000)")
+
 # wait_until SECONDS CMD [ARG...]: run CMD every 0.1 s until it succeeds (0) or SECONDS x
 # scale have passed (1, with a line on stderr).
 wait_until() {

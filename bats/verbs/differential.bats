@@ -5,14 +5,15 @@
 
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
 S=$BATS_TEST_DIRNAME/../scenarios
+load ../helpers
 
 json_field() {  # json_field FILE PATH -> the value at the jq PATH, nothing if it is missing
   jq -r "$2 | select(. != null)" "$1"
 }
 
 differential() {  # differential SCENARIO ARGS...
-  "$MIGBED" run "$@" --mem bytes --backend model --quiet --json "$BATS_TEST_TMPDIR/m.json" || true
-  "$MIGBED" run "$@" --backend verbs --quiet --json "$BATS_TEST_TMPDIR/v.json" || true
+  "$MIGBED" run "$@" "${MIGBED_WAIT[@]}" --mem bytes --backend model --quiet --json "$BATS_TEST_TMPDIR/m.json" || true
+  "$MIGBED" run "$@" "${MIGBED_WAIT[@]}" --backend verbs --quiet --json "$BATS_TEST_TMPDIR/v.json" || true
   for k in .verdict .status .cause .side .metrics.migbed.rounds '.metrics.migbed."rdma-writes"' \
            .metrics.ram.transferred .metrics.ram.normal .metrics.ram.duplicate '.metrics.ram."dirty-sync-count"' \
            '.metrics."total-time"' .metrics.downtime .metrics.migbed.src.registrations .metrics.migbed.dst.registrations; do

@@ -14,7 +14,7 @@ teardown() {
 }
 
 @test "real memlock: a destination limited to 8 MiB fails its registration with a real ENOMEM" {
-  args=(--guest 64M --worker-bytes 8M --seed 5)
+  args=(--guest 64M --worker-bytes 8M --seed 5 "${MIGBED_WAIT[@]}")
   start_dest "$BATS_TEST_TMPDIR/dest.out" 29310 "${args[@]}" --dst-memlock 8M \
     --accept-timeout-ms "$(scaled 30000)" --expect failed:DEST_REG_FAILED
   run "$MIGBED" source --connect 198.18.0.1:29310@198.18.0.2 "${args[@]}" --expect 'failed:PEER_ERROR|PEER_DISCONNECTED'
@@ -33,7 +33,7 @@ teardown() {
   # ack-timeout 17 (0.54 s per try, ~3 s without progress before RC gives up): quick recovery
   # from the losses, but room for rxe's scheduling stalls under TCG (at 14, 67 ms per try, a
   # 0.4 s stall ended one run in RETRY_EXC_ERR)
-  run "$MIGBED" run --backend verbs --guest 64M --worker-bytes 8M --seed 5 --ack-timeout 17
+  run "$MIGBED" run --backend verbs --guest 64M --worker-bytes 8M --seed 5 --ack-timeout 17 "${MIGBED_WAIT[@]}"
   echo "$output"
   tc -s qdisc show dev veth1
   [ "$status" -eq 0 ]
@@ -70,7 +70,7 @@ teardown() {
 }
 
 @test "a destination killed mid-run: the source ends with a named cause, no hang" {
-  args=(--guest 256M --worker-bytes 64M --seed 5 --ack-timeout 14)
+  args=(--guest 256M --worker-bytes 64M --seed 5 --ack-timeout 14 "${MIGBED_WAIT[@]}")
   start_dest "$BATS_TEST_TMPDIR/dest.out" 29311 "${args[@]}" --accept-timeout-ms "$(scaled 30000)"
   # the destination is killed at a point of the migration: the source stops itself after
   # its 4th chunk registration (the RAM section is under way), the destination dies, the

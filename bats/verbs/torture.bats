@@ -8,7 +8,7 @@ load ../helpers
 
 @test "verbs: torture sweep of the small scenario on rxe (bounded), every run ends properly" {
   run "$MIGBED" torture "$BATS_TEST_DIRNAME/../data/torture-small.scn" --backend verbs \
-    --max-runs 30 --watchdog-ms "$(scaled 60000)" --json "$BATS_TEST_TMPDIR/t.json"
+    --max-runs 30 --watchdog-ms "$(scaled 60000)" "${MIGBED_WAIT[@]}" --json "$BATS_TEST_TMPDIR/t.json"
   echo "$output" | tail -40
   [ "$status" -eq 0 ]
   [ "$(jq -r .backend "$BATS_TEST_TMPDIR/t.json")" = verbs ]

@@ -20,7 +20,7 @@ no_rdma_leftovers() {
 }
 
 run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
-  run "$MIGBED" run "$@" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
+  run "$MIGBED" run "$@" "${MIGBED_WAIT[@]}" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
   echo "$output"
   # rxe under TCG sometimes stops acknowledging for longer than RC's retry budget (QEMU's
   # retry_count 5 at the default 2.1 s per try): a real RETRY_EXC_ERR, named, on a healthy wire
@@ -28,7 +28,7 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
   # about the link, so such a run is retried once, loudly; a second one fails the test.
   if [ "$status" -ne 0 ] && [[ "${lines[-1]:-}" == *"cause=TRANSPORT_RETRY_EXCEEDED"* ]]; then
     echo "# rxe stalled (TRANSPORT_RETRY_EXCEEDED on a healthy wire): running once more"
-    run "$MIGBED" run "$@" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
+    run "$MIGBED" run "$@" "${MIGBED_WAIT[@]}" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
     echo "$output"
   fi
 }
@@ -82,7 +82,7 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
 }
 
 @test "verbs: two processes, migbed dest and migbed source across the veth wire" {
-  args=(--guest 64M --worker-bytes 8M --seed 3)
+  args=(--guest 64M --worker-bytes 8M --seed 3 "${MIGBED_WAIT[@]}")
   start_dest "$BATS_TEST_TMPDIR/dest.out" 29300 "${args[@]}" --accept-timeout-ms "$(scaled 30000)" \
     --json "$BATS_TEST_TMPDIR/d.json"
   run "$MIGBED" source --connect 198.18.0.1:29300@198.18.0.2 "${args[@]}" --json "$BATS_TEST_TMPDIR/s.json"
@@ -98,7 +98,7 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
 }
 
 @test "verbs: two processes, a chunk-size mismatch fails on both sides" {
-  args=(--guest 64M --worker-bytes 8M --seed 3 --chunk-size 64M --dst-chunk-size 1M --expect failed:REMOTE_ACCESS_ERROR)
+  args=(--guest 64M --worker-bytes 8M --seed 3 "${MIGBED_WAIT[@]}" --chunk-size 64M --dst-chunk-size 1M --expect failed:REMOTE_ACCESS_ERROR)
   start_dest "$BATS_TEST_TMPDIR/dest.out" 29301 "${args[@]}" --accept-timeout-ms "$(scaled 30000)"
   run "$MIGBED" source --connect 198.18.0.1:29301@198.18.0.2 "${args[@]}"
   echo "source: $output"
