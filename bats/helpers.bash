@@ -13,7 +13,7 @@ MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../build/migbed}
 # machine. scripts/lint-tests.sh rejects a `sleep` in bats/ that is not a marked poll step.
 MIGBED_TEST_SCALE=${MIGBED_TEST_SCALE:-1}
 case $MIGBED_TEST_SCALE in
-'' | *[!0-9]* | 0) echo "MIGBED_TEST_SCALE='$MIGBED_TEST_SCALE': a positive integer" >&2; exit 2 ;;
+'' | *[!0-9]* | 0*) echo "MIGBED_TEST_SCALE='$MIGBED_TEST_SCALE': a positive integer" >&2; exit 2 ;;
 esac
 export MIGBED_TEST_SCALE
 

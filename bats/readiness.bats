@@ -121,6 +121,9 @@ teardown() {
   run env MIGBED_TEST_SCALE=0 bash -c ". '$BATS_TEST_DIRNAME/helpers.bash'"
   [ "$status" -eq 2 ]
   [[ "$output" == *"MIGBED_TEST_SCALE='0': a positive integer"* ]]
+  run env MIGBED_TEST_SCALE=08 bash -c ". '$BATS_TEST_DIRNAME/helpers.bash'"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"MIGBED_TEST_SCALE='08': a positive integer"* ]]
 }
 
 @test "wait_paused fails when the process exits before its pause point" {

@@ -34,6 +34,9 @@
 #include "run/run.h"
 #include "sim/size.h"
 
+/* libgcov's flush, present only in a --coverage build (a forked rerun ends in _exit). */
+extern void __gcov_dump(void) __attribute__((weak));
+
 #define TORTURE_MAX_RUNS_DEFAULT 1000u
 #define TORTURE_MAX_RUNS_LIMIT 100000u
 #define TORTURE_WATCHDOG_MS_DEFAULT 60000u
@@ -270,6 +273,8 @@ static void child_run(int argc, char **argv, int fd)
 			code = CLI_EXIT_USAGE;
 	}
 	fflush(NULL);
+	if (__gcov_dump)       /* a coverage build: _exit skips libgcov's exit-time dump */
+		__gcov_dump();
 	_exit(code);
 }
 
@@ -446,6 +451,23 @@ static int reap(struct torture *t, struct child *kids, size_t n_kids, size_t *sl
 	return 0;
 }
 
+/* A child could not start: end the others (killed, reaped, their pipes closed), so nothing
+ * is left running or writing into the sweep's folder. */
+static void stop_all(struct child *kids, size_t n)
+{
+	for (size_t s = 0; s < n; s++) {
+		if (kids[s].pid <= 0)
+			continue;
+		kill(kids[s].pid, SIGKILL);
+		while (waitpid(kids[s].pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		kids[s].pid = 0;
+		if (kids[s].fd >= 0)
+			close(kids[s].fd);
+		kids[s].fd = -1;
+	}
+}
+
 /* Run every selected rerun, --jobs at a time. 0, or -errno if a child could not start. */
 static int run_all(struct torture *t)
 {
@@ -456,8 +478,11 @@ static int run_all(struct torture *t)
 			if (kids[s].pid > 0)
 				continue;
 			start_run(t, &kids[s], s, next++);
-			if (kids[s].pid < 0)
-				return -errno;
+			if (kids[s].pid < 0) {
+				int e = errno;
+				stop_all(kids, t->jobs);
+				return -e;
+			}
 			active++;
 		}
 		if (!reap(t, kids, t->jobs, &slot))

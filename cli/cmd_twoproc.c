@@ -9,6 +9,7 @@
  *                PEER_DISCONNECTED) of the source's failure
  * The destination passes a `failed:...` expectation whenever it failed. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,9 +230,14 @@ static void ready_done(struct ready *rd, bool ok, const char *addr)
 {
 	if (!rd->f)
 		return;
+	/* a reader of --ready-fd that went away must not kill the destination (SIGPIPE) */
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
 	if (ok)
 		fprintf(rd->f, "listening %s pid %ld\n", addr, (long)getpid());
 	int rc = fclose(rd->f);
+	signal(SIGPIPE, old);
+	if (ok && rc != 0 && !rd->path)
+		fprintf(stderr, "migbed: dest: --ready-fd: %s (going on)\n", strerror(errno));
 	rd->f = NULL;
 	if (!rd->path)
 		return;

@@ -73,9 +73,11 @@ int cause_checked(int c, char *detail, size_t n)
 		c = -c;
 	if (cause_valid(c))
 		return c;
-	if (detail && n)
-		snprintf(detail, n, "a value that is not a cause reached the cause table: %d (errno %s?)", c,
-			 strerror(c));
+	if (detail && n) {   /* kept: what the caller said, then why it is INTERNAL */
+		size_t used = strnlen(detail, n - 1);
+		snprintf(detail + used, n - used, "%sa value that is not a cause reached the cause table: %d (errno %s?)",
+			 used ? "; " : "", c, strerror(c));
+	}
 	return CAUSE_INTERNAL;
 }
 

@@ -476,7 +476,15 @@ static void serve(struct run *r, uint64_t accept_ms)
 		if (proto_dst_state(r->pd) != PROTO_DST_RUNNING && p == 0)
 			return;
 		connected = connected || proto_dst_stats(r->pd)->msgs_sent[WIRE_READY] > 0;
-		if (p > 0 || hca_world_wait(r->w, step) > 0) {
+		int w = p > 0 ? 1 : hca_world_wait(r->w, step);
+		if (w < 0) {   /* the backend failed (a CM channel gone, the device removed): name it */
+			char why[128];
+			snprintf(why, sizeof why, "waiting for the source: %s", strerror(-w));
+			proto_dst_fail(r->pd, w == -ECONNRESET ? CAUSE_PEER_DISCONNECTED
+					      : w == -ENODEV ? CAUSE_DEVICE_REMOVED : CAUSE_INTERNAL, why);
+			return;
+		}
+		if (w > 0) {
 			idle_ns = 0;
 			continue;
 		}

@@ -72,7 +72,11 @@ static int open_target(struct outfile *o, const char *path)
 	if (rc)
 		return rc;
 	snprintf(o->tmp, sizeof o->tmp, "%s.tmp", o->final);
-	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a leftover temporary (a killed run's, or a planted symlink) is replaced, never
+	 * followed: the temporary is always a new file of our own */
+	if (unlink(o->tmp) != 0 && errno != ENOENT)
+		return -errno;
+	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (o->fd < 0)
 		return -errno;
 	o->mode = OUTFILE_RENAME;
