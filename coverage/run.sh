@@ -20,7 +20,7 @@ BUILD=${BUILD:-build-cov}
 MAKE=${MAKE:-make}
 OUT=$BUILD/coverage
 LCOV_RC=(--rc lcov_branch_coverage=1)
-COV_CFLAGS="-O0 -g --coverage"
+COV_CFLAGS="-O0 -g --coverage -DMIGBED_COVERAGE"
 # Perl warnings lcov 1.16 prints on Debian 12 ("Subroutine ... redefined"): noise
 lcov_q() { lcov -q "${LCOV_RC[@]}" "$@" 2> >(grep -v 'Subroutine .* redefined' >&2); }
 
