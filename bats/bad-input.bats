@@ -24,14 +24,6 @@ teardown() {        # a migbed this test left stopped or running (by its pid onl
   return 0
 }
 
-# "# expect: 7: some keyword" -> sets exp_line=7 exp_word="some keyword"
-read_expect() {
-  local first
-  first=$(head -1 "$1")
-  [[ "$first" =~ ^#\ expect:\ ([0-9]+):\ (.+)$ ]] || { echo "$1: no '# expect: LINE: keyword' line"; return 1; }
-  exp_line=${BASH_REMATCH[1]}
-  exp_word=${BASH_REMATCH[2]}
-}
 
 # bad_trace_case NAME TRACE ARGS...: `migbed ARGS` with every output in a fresh out/ must exit
 # exactly 2 (not a crash), name TRACE:LINE and the keyword on stderr, print no verdict, and

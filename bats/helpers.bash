@@ -2,6 +2,16 @@
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../build/migbed}
 [ -x "$MIGBED" ] || MIGBED=$BATS_TEST_DIRNAME/../../build/migbed
 
+# The bad-trace corpus: each file's first line says where its defect is.
+# "# expect: 7: some keyword" -> sets exp_line=7 exp_word="some keyword"
+read_expect() {
+  local first
+  first=$(head -1 "$1")
+  [[ "$first" =~ ^#\ expect:\ ([0-9]+):\ (.+)$ ]] || { echo "$1: no '# expect: LINE: keyword' line"; return 1; }
+  exp_line=${BASH_REMATCH[1]}
+  exp_word=${BASH_REMATCH[2]}
+}
+
 # --- waiting for events, never for a time -------------------------------------------------
 # The tests never sleep to let "the other side get ready" or "the migration get under way":
 # they wait for the event itself (a destination's ready file, a process paused by

@@ -12,14 +12,6 @@ setup() {
   cd "$BATS_TEST_TMPDIR"
 }
 
-# "# expect: 7: some keyword" -> sets exp_line=7 exp_word="some keyword"
-read_expect() {
-  local first
-  first=$(head -1 "$1")
-  [[ "$first" =~ ^#\ expect:\ ([0-9]+):\ (.+)$ ]] || { echo "$1: no '# expect: LINE: keyword' line"; return 1; }
-  exp_line=${BASH_REMATCH[1]}
-  exp_word=${BASH_REMATCH[2]}
-}
 
 # compress $1 to $2 with the zstd tool, or skip
 zstd_file() {
