@@ -9,7 +9,7 @@
 #   BUILD/coverage/summary.txt        the per-folder table printed at the end
 #   BUILD/results/                    every run's JSON result (coverage/migbed-record)
 # Environment: BUILD (default build-cov), MIGBED_SKIP_VERBS=1 (skip the verbs lane: the map
-# then shows no verbs runs), MIGBED_VM_TIMEOUT (default here 5400 s: the instrumented -O0 build
+# then shows no verbs runs), MIGBED_VERBS_SKIP (verbs files left out; default qemu.bats, below), MIGBED_VM_TIMEOUT (default here 5400 s: the instrumented -O0 build
 # is slower in the TCG guest than the 1800 s the VM allows by default), MAKE (default make).
 # Exit: 0 the suite passed and the report is written; 1 a test failed (the report is still
 # written, from the failing suite) or the report could not be made.
@@ -19,7 +19,9 @@ ROOT=$(pwd -P)
 BUILD=${BUILD:-build-cov}
 MAKE=${MAKE:-make}
 OUT=$BUILD/coverage
-LCOV_RC=(--rc lcov_branch_coverage=1)
+# Branches of assert() lines are not counted: their failing side is an invariant broken (an
+# abort), not an error path a test can or should take. LCOV_EXCL_BR_LINE still works.
+LCOV_RC=(--rc lcov_branch_coverage=1 --rc "lcov_excl_br_line=LCOV_EXCL_BR_LINE|\bassert\(")
 COV_CFLAGS="-O0 -g --coverage -DMIGBED_COVERAGE"
 # Perl warnings lcov 1.16 prints on Debian 12 ("Subroutine ... redefined"): noise
 lcov_q() { lcov -q "${LCOV_RC[@]}" "$@" 2> >(grep -v 'Subroutine .* redefined' >&2); }
@@ -51,6 +53,12 @@ export MIGBED_VM_TIMEOUT=${MIGBED_VM_TIMEOUT:-5400}
 # the tests' one scale factor for their bounded waits (bats/helpers.bash): instrumented is slower
 export MIGBED_TEST_SCALE=${MIGBED_TEST_SCALE:-2}
 unset MIGBED_RESULTS_DIR     # the scenario Bats would keep a second copy of each result
+# bats/verbs/qemu.bats (39 tests with a real QEMU 7.2, ~40 % of the verbs lane's time) is left
+# out of this pass by default: make check runs it; what it adds to the C code's coverage is small
+# (the whole verbs lane adds under 1 point of transport/ branches; measured 2026-12-02), and CI
+# runs make check and this pass in one 60-minute budget. qemu-stream.bats stays: it is the only
+# producer of the two QEMU_STREAM causes. MIGBED_VERBS_SKIP= (empty) runs the whole lane here.
+export MIGBED_VERBS_SKIP=${MIGBED_VERBS_SKIP-qemu.bats}
 "$MAKE" --no-print-directory BUILD="$BUILD" CFLAGS="$COV_CFLAGS" -j1 check
 suite=$?
 unset MIGBED MIGBED_REAL MIGBED_RECORD_DIR

@@ -129,6 +129,31 @@ static void test_kind_column(void **state)
 	assert_false(cause_is_consequence(CAUSE_END));
 }
 
+/* cause_checked keeps what the caller wrote and adds why the value became INTERNAL; without a
+ * buffer it only maps. A second bad value after a first cause keeps the first. */
+static void test_checked_keeps_detail_and_first_cause(void **state)
+{
+	(void)state;
+	char d[128] = "posting WRITE";
+	assert_int_equal(cause_checked(-ENOMEM, d, sizeof d), CAUSE_INTERNAL);
+	assert_non_null(strstr(d, "posting WRITE; a value that is not a cause"));
+	char e[128] = "";
+	assert_int_equal(cause_checked(EIO, e, sizeof e), CAUSE_INTERNAL);
+	assert_true(strncmp(e, "a value that is not a cause", 27) == 0);
+	assert_int_equal(cause_checked(EIO, NULL, 0), CAUSE_INTERNAL);
+	char f[4] = "abc";
+	assert_int_equal(cause_checked(EIO, f, 0), CAUSE_INTERNAL);
+	assert_string_equal(f, "abc");                     /* n 0: nothing written */
+	assert_int_equal(cause_checked(-CAUSE_TIMEOUT, NULL, 0), CAUSE_TIMEOUT);
+
+	struct cause_ctx cx;
+	memset(&cx, 0, sizeof cx);
+	assert_int_equal(cause_set(&cx, CAUSE_TIMEOUT, "first"), -CAUSE_TIMEOUT);
+	assert_int_equal(cause_set(&cx, -EPERM, "stray errno"), -CAUSE_INTERNAL);
+	assert_int_equal(cx.cause, CAUSE_TIMEOUT);
+	assert_string_equal(cx.detail, "first");
+}
+
 static void test_set_errno_is_internal(void **state)
 {
 	(void)state;
@@ -188,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_set_first_wins),
 		cmocka_unit_test(test_set_errno_is_internal),
+		cmocka_unit_test(test_checked_keeps_detail_and_first_cause),
 		cmocka_unit_test(test_kind_column),
 		cmocka_unit_test(test_set_detail_bounded),
 	};

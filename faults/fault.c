@@ -404,7 +404,9 @@ static int parse_trigger(struct parser *p, struct fault_rule *r, struct trig_see
 
 static int parse_triggers(struct parser *p, struct fault_rule *r, struct trig_seen *seen)
 {
-	for (int i = 0; i < 8; i++) {
+	/* Ends: each pass takes one trigger, and parse_trigger refuses a second of a kind, so at
+	 * most five passes take one before '->' or the end of the spec. */
+	for (;;) {
 		skip_ws(p);
 		char c = p->s[p->pos];
 		if (c == '-' || c == '\0')
@@ -416,7 +418,6 @@ static int parse_triggers(struct parser *p, struct fault_rule *r, struct trig_se
 		if (p->s[p->pos] && p->s[p->pos] != ' ' && p->s[p->pos] != '\t' && p->s[p->pos] != '-')
 			return perr(p, p->pos, "unexpected '%c' in a trigger", p->s[p->pos]);
 	}
-	return perr(p, p->pos, "too many triggers (at most one of each: #N %%N >T ~P *K)");
 }
 
 /* The argument of ACTION(ARG); the cursor is after '('. Leaves the cursor after ')'. */
