@@ -12,6 +12,9 @@
  * calls `block` to sleep on the world's fds: the CM channel and every completion channel.
  * `block` re-arms each CQ and then peeks it (a completion that landed before the arm raises
  * no event), parking what it finds in a small per-CQ stash that poll_cq drains first.
+ * The three queues here (CM events per endpoint, connect requests per listener, the stash)
+ * are fixed rings (transport/ring.h) over arrays in their owner's struct: FIFO, bounded,
+ * nothing allocated.
  *
  * Addresses: "IPV4:PORT" or "[IPV6]:PORT", and for the active side an optional "@SRC_IP"
  * ("198.18.0.1:29200@198.18.0.2") to resolve from a given local address, i.e. device.
@@ -33,6 +36,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include "transport/hca_backend.h"
+#include "transport/ring.h"
 
 #define VERBS_RESOLVE_TIMEOUT_MS 10000	/* QEMU's RDMA_RESOLVE_TIMEOUT_MS */
 #define VERBS_RESOLVE_SLACK_MS 2000	/* our own guard on top of rdma_cm's timeout */
@@ -73,8 +77,8 @@ struct verbs_addr {
 struct verbs_cq {
 	struct ibv_comp_channel *ch;	/* NULL when busy-polling */
 	struct ibv_cq *cq;
-	struct ibv_wc stash[VERBS_STASH_LEN];
-	unsigned stash_head, stash_n;
+	struct ring stash;		/* struct ibv_wc, over stash_buf; set by verbs_cq_create */
+	struct ibv_wc stash_buf[VERBS_STASH_LEN];
 };
 
 struct verbs_world;
@@ -88,8 +92,8 @@ struct verbs_ep {
 	struct verbs_cq cq[2];		/* [HCA_CQ_SEND], [HCA_CQ_RECV] */
 	bool qp_err;			/* known to be in ERR (never reset: QPs are not reused) */
 	bool conn_started;		/* connect or accept called: addresses are final */
-	struct hca_cm_event evq[VERBS_EVQ_LEN];
-	unsigned evq_head, evq_n;
+	struct ring evq;		/* struct hca_cm_event, over evq_buf */
+	struct hca_cm_event evq_buf[VERBS_EVQ_LEN];
 	uint64_t events_dropped;
 	struct verbs_ep *prev, *next;
 };
@@ -102,8 +106,8 @@ struct verbs_request {
 struct verbs_listener {
 	struct verbs_world *vw;
 	struct rdma_cm_id *id;
-	struct verbs_request req[VERBS_REQQ_LEN];
-	unsigned req_head, req_n;
+	struct ring req;		/* struct verbs_request, over req_buf */
+	struct verbs_request req_buf[VERBS_REQQ_LEN];
 	struct verbs_listener *prev, *next;
 };
 
@@ -355,24 +359,19 @@ static struct verbs_listener *verbs_find_listener(struct verbs_world *vw,
 	return NULL;
 }
 
+/* A full queue drops the event and counts it. */
 static void verbs_evq_push(struct verbs_ep *e, const struct hca_cm_event *ev)
 {
-	if (e->evq_n == VERBS_EVQ_LEN) {
+	if (ring_room(&e->evq) == 0) {
 		e->events_dropped++;
 		return;
 	}
-	e->evq[(e->evq_head + e->evq_n) % VERBS_EVQ_LEN] = *ev;
-	e->evq_n++;
+	ring_push(&e->evq, ev);
 }
 
 static bool verbs_evq_pop(struct verbs_ep *e, struct hca_cm_event *ev)
 {
-	if (e->evq_n == 0)
-		return false;
-	*ev = e->evq[e->evq_head];
-	e->evq_head = (e->evq_head + 1) % VERBS_EVQ_LEN;
-	e->evq_n--;
-	return true;
+	return ring_get(&e->evq, ev);
 }
 
 /* Files one event. Returns an id the caller must destroy after acking (a connect request
@@ -386,15 +385,11 @@ static struct rdma_cm_id *verbs_dispatch(struct verbs_world *vw, const struct rd
 	if (ce->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		struct verbs_listener *l = verbs_find_listener(vw, ce->listen_id);
 
-		if (!l || l->req_n == VERBS_REQQ_LEN) {
+		if (!l || ring_room(&l->req) == 0) {
 			rdma_reject(ce->id, NULL, 0);
 			return ce->id;
 		}
-		struct verbs_request *r = &l->req[(l->req_head + l->req_n) % VERBS_REQQ_LEN];
-
-		r->id = ce->id;
-		r->ev = ev;
-		l->req_n++;
+		ring_push(&l->req, &(struct verbs_request){ .id = ce->id, .ev = ev });
 		return NULL;
 	}
 	struct verbs_ep *e = verbs_find_ep(vw, ce->id);
@@ -458,6 +453,7 @@ static int verbs_cq_create(struct verbs_cq *q, struct ibv_context *ctx, uint32_t
 {
 	int rc;
 
+	ring_init_over(&q->stash, q->stash_buf, sizeof(q->stash_buf[0]), VERBS_STASH_LEN);
 	if (with_channel) {
 		q->ch = ibv_create_comp_channel(ctx);
 		if (!q->ch)
@@ -493,6 +489,7 @@ static void verbs_cq_destroy(struct verbs_cq *q)
 		ibv_destroy_cq(q->cq);
 	if (q->ch)
 		ibv_destroy_comp_channel(q->ch);
+	ring_fini(&q->stash);		/* what was stashed is gone with the CQ */
 	memset(q, 0, sizeof(*q));
 }
 
@@ -505,25 +502,21 @@ static int verbs_cq_rearm(struct verbs_cq *q)
 		verbs_cq_ack_channel(q);
 		ibv_req_notify_cq(q->cq, 0);
 	}
-	while (q->stash_n < VERBS_STASH_LEN) {
-		struct ibv_wc *slot = &q->stash[(q->stash_head + q->stash_n) % VERBS_STASH_LEN];
+	while (ring_room(&q->stash) > 0) {
+		struct ibv_wc wc;
 
-		if (ibv_poll_cq(q->cq, 1, slot) != 1)
+		if (ibv_poll_cq(q->cq, 1, &wc) != 1)
 			break;
-		q->stash_n++;
+		ring_push(&q->stash, &wc);	/* behind the older ones: CQ order */
 	}
-	return q->stash_n > 0;
+	return ring_len(&q->stash) > 0;
 }
 
 /* The next raw completion, stash first (keeps CQ order): 1, 0 none, -EIO. */
 static int verbs_cq_next(struct verbs_cq *q, struct ibv_wc *wc)
 {
-	if (q->stash_n > 0) {
-		*wc = q->stash[q->stash_head];
-		q->stash_head = (q->stash_head + 1) % VERBS_STASH_LEN;
-		q->stash_n--;
+	if (ring_get(&q->stash, wc))
 		return 1;
-	}
 	int n = ibv_poll_cq(q->cq, 1, wc);
 
 	return n < 0 ? -EIO : n;
@@ -539,6 +532,7 @@ static struct verbs_ep *verbs_ep_new(struct verbs_world *vw, hca_ep *front)
 		return NULL;
 	e->vw = vw;
 	e->front = front;
+	ring_init_over(&e->evq, e->evq_buf, sizeof(e->evq_buf[0]), VERBS_EVQ_LEN);
 	e->next = vw->eps;
 	if (vw->eps)
 		vw->eps->prev = e;
@@ -577,6 +571,7 @@ static void verbs_ep_release(struct verbs_ep *e)
 		e->next->prev = e->prev;
 	if (e->front)
 		hca_ep_set_priv(e->front, NULL);
+	ring_fini(&e->evq);
 	free(e);
 }
 
@@ -829,6 +824,18 @@ static int verbs_block(hca_world *w, uint64_t wall_timeout_ns)
 
 /* ---- backend ops: listener ---------------------------------------------------------------- */
 
+/* A listener of vw with an empty request queue, not yet linked into vw; NULL: no memory. */
+static struct verbs_listener *verbs_listener_new(struct verbs_world *vw)
+{
+	struct verbs_listener *vl = calloc(1, sizeof(*vl));
+
+	if (!vl)
+		return NULL;
+	vl->vw = vw;
+	ring_init_over(&vl->req, vl->req_buf, sizeof(vl->req_buf[0]), VERBS_REQQ_LEN);
+	return vl;
+}
+
 static int verbs_listen(hca_listener *l, const char *addr)
 {
 	struct verbs_world *vw = hca_world_priv(hca_listener_world(l));
@@ -839,10 +846,9 @@ static int verbs_listen(hca_listener *l, const char *addr)
 
 	if (rc < 0 || !vw)
 		return -EINVAL;
-	vl = calloc(1, sizeof(*vl));
+	vl = verbs_listener_new(vw);
 	if (!vl)
 		return -ENOMEM;
-	vl->vw = vw;
 	if (rdma_create_id(vw->cm_ch, &vl->id, vl, RDMA_PS_TCP) != 0 ||
 	    rdma_set_option(vl->id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)) ||
 	    rdma_bind_addr(vl->id, (struct sockaddr *)&va.dst) != 0 ||
@@ -868,24 +874,22 @@ out:
 static int verbs_listener_poll(hca_listener *l, hca_ep *new_ep, struct hca_cm_event *req)
 {
 	struct verbs_listener *vl = hca_listener_priv(l);
-	struct verbs_request *r;
+	struct verbs_request r;
 	struct verbs_ep *e;
 
 	if (!vl || !new_ep || !req)
 		return -EINVAL;
 	verbs_pump(vl->vw);
-	if (vl->req_n == 0)
+	if (ring_len(&vl->req) == 0)
 		return vl->vw->cm_error;
 
 	e = verbs_ep_new(vl->vw, new_ep);
 	if (!e)
 		return -ENOMEM;	/* the request stays queued */
-	r = &vl->req[vl->req_head];
-	vl->req_head = (vl->req_head + 1) % VERBS_REQQ_LEN;
-	vl->req_n--;
-	e->id = r->id;
+	ring_pop(&vl->req, &r);
+	e->id = r.id;
 	e->id->context = e;
-	*req = r->ev;
+	*req = r.ev;
 	hca_ep_set_priv(new_ep, e);
 	return 1;
 }
@@ -893,14 +897,13 @@ static int verbs_listener_poll(hca_listener *l, hca_ep *new_ep, struct hca_cm_ev
 static void verbs_listener_release(struct verbs_listener *l)
 {
 	struct verbs_world *vw = l->vw;
+	struct verbs_request r;
 
-	for (; l->req_n > 0; l->req_n--) {
-		struct rdma_cm_id *id = l->req[l->req_head].id;
-
-		rdma_reject(id, NULL, 0);
-		rdma_destroy_id(id);
-		l->req_head = (l->req_head + 1) % VERBS_REQQ_LEN;
+	while (ring_get(&l->req, &r)) {	/* oldest first, as they came */
+		rdma_reject(r.id, NULL, 0);
+		rdma_destroy_id(r.id);
 	}
+	ring_fini(&l->req);
 	rdma_destroy_id(l->id);
 	if (l->prev)
 		l->prev->next = l->next;

@@ -805,13 +805,14 @@ static void test_conn_param(void **state)
 static void test_pump_demultiplexes(void **state)
 {
 	struct fixture *f = *state;
-	struct verbs_listener *l = calloc(1, sizeof(*l));
+	struct verbs_listener *l = verbs_listener_new(&f->vw);
 	struct rdma_cm_id lid = { 0 }, req_ids[VERBS_REQQ_LEN + 1], stranger = { 0 };
 	uint8_t pdata[56] = { 0xca, 0xfe };
 	struct rdma_cm_event reqs[VERBS_REQQ_LEN + 1], est, dis, gone;
 	struct hca_cm_event ev;
+	struct verbs_request *head;
 
-	l->vw = &f->vw;
+	assert_non_null(l);
 	l->id = &lid;
 	f->vw.listeners = l;
 	/* requests go to the listener with their private data, until its queue is full */
@@ -831,10 +832,12 @@ static void test_pump_demultiplexes(void **state)
 	fk.cm_script[fk.cm_n++] = &dis;
 	assert_int_equal(verbs_pump(&f->vw), fk.cm_n);
 	assert_int_equal(fk.cm_acks, fk.cm_n);
-	assert_int_equal(l->req_n, VERBS_REQQ_LEN);
-	assert_ptr_equal(l->req[l->req_head].id, &req_ids[0]);
-	assert_int_equal(l->req[l->req_head].ev.pdata[1], 0xfe);
-	assert_int_equal(l->req[l->req_head].ev.pdata_len, 56);
+	assert_int_equal(ring_len(&l->req), VERBS_REQQ_LEN);
+	for (size_t i = 0; i < VERBS_REQQ_LEN; i++)	/* in the order rdma_cm raised them */
+		assert_ptr_equal(((struct verbs_request *)ring_at(&l->req, i))->id, &req_ids[i]);
+	head = ring_at(&l->req, 0);
+	assert_int_equal(head->ev.pdata[1], 0xfe);
+	assert_int_equal(head->ev.pdata_len, 56);
 	/* the one too many was rejected, then destroyed only after its event was acked */
 	assert_int_equal(fk.rejects, 1);
 	assert_int_equal(fk.ids_destroyed, 1);
@@ -847,7 +850,7 @@ static void test_pump_demultiplexes(void **state)
 	/* a full event queue drops and counts */
 	for (int i = 0; i < VERBS_EVQ_LEN + 2; i++)
 		assert_null(verbs_dispatch(&f->vw, &dis));
-	assert_int_equal(f->e->evq_n, VERBS_EVQ_LEN);
+	assert_int_equal(ring_len(&f->e->evq), VERBS_EVQ_LEN);
 	assert_int_equal(f->e->events_dropped, 2);
 	/* closing rejects and destroys the requests still queued, then the listener id */
 	fk.rejects = 0;
@@ -994,7 +997,7 @@ static void test_poll_keeps_order_through_stash(void **state)
 	fk.script_n = 2;
 	/* block's arm-then-peek parks both completions */
 	assert_int_equal(verbs_cq_rearm(&f->e->cq[HCA_CQ_SEND]), 1);
-	assert_int_equal(f->e->cq[HCA_CQ_SEND].stash_n, 2);
+	assert_int_equal(ring_len(&f->e->cq[HCA_CQ_SEND].stash), 2);
 	fk.script[2] = (struct ibv_wc){ .wr_id = 3, .status = IBV_WC_REM_ACCESS_ERR };
 	fk.script_n = 3;
 	for (uint64_t want = 1; want <= 3; want++) {
@@ -1130,12 +1133,11 @@ static void test_cm_translate_response_and_long_pdata(void **state)
 static void test_pump_edges(void **state)
 {
 	struct fixture *f = *state;
-	struct verbs_listener *l = calloc(1, sizeof(*l));
+	struct verbs_listener *l = verbs_listener_new(&f->vw);
 	struct rdma_cm_id lid = { 0 }, other_lid = { 0 }, req = { 0 }, stranger = { 0 };
 	struct hca_cm_event ev;
 
 	assert_non_null(l);
-	l->vw = &f->vw;
 	l->id = &lid;
 	f->vw.listeners = l;
 	cm_push(RDMA_CM_EVENT_CONNECT_REQUEST, &req, &other_lid, 0);
@@ -1147,7 +1149,7 @@ static void test_pump_edges(void **state)
 	assert_int_equal(fk.cm_acks, VERBS_PUMP_MAX);
 	assert_int_equal(fk.rejects, 1);		/* the request nobody listens for */
 	assert_int_equal(fk.ids_destroyed, 1);
-	assert_int_equal(l->req_n, 0);
+	assert_int_equal(ring_len(&l->req), 0);
 	assert_false(verbs_evq_pop(f->e, &ev));	/* ADDR_CHANGE is not the seam's */
 	/* the rest comes with the next pump, in order */
 	assert_int_equal(verbs_pump(&f->vw), 9);
@@ -1275,7 +1277,7 @@ static void test_cq_limits(void **state)
 		fk.script[i] = (struct ibv_wc){ .wr_id = (uint64_t)i + 1, .opcode = IBV_WC_SEND };
 	fk.script_n = 20;
 	assert_int_equal(verbs_cq_rearm(q), 1);
-	assert_int_equal(q->stash_n, VERBS_STASH_LEN);
+	assert_int_equal(ring_len(&q->stash), VERBS_STASH_LEN);
 	assert_int_equal(fk.script_pos, VERBS_STASH_LEN);
 	for (uint64_t want = 1; want <= 20; want++) {
 		assert_int_equal(verbs_cq_poll(f->e, HCA_CQ_SEND, &wc), 1);

@@ -19,15 +19,33 @@ int ring_init(struct ring *r, size_t esz, size_t cap, size_t max_elems)
 	return 0;
 }
 
+void ring_init_over(struct ring *r, void *buf, size_t esz, size_t cap)
+{
+	assert(buf && esz > 0 && cap > 0);
+	memset(r, 0, sizeof(*r));
+	r->v = buf;
+	r->esz = esz;
+	r->cap = cap;
+	r->max_elems = cap;
+	r->over = true;
+}
+
 void ring_fini(struct ring *r)
 {
-	free(r->v);
+	if (!r->over)
+		free(r->v);
 	memset(r, 0, sizeof(*r));
 }
 
 size_t ring_len(const struct ring *r)
 {
 	return r->len;
+}
+
+size_t ring_room(const struct ring *r)
+{
+	assert(r->len <= r->cap);
+	return r->cap - r->len;
 }
 
 void *ring_at(const struct ring *r, size_t i)
@@ -49,6 +67,7 @@ int ring_reserve(struct ring *r, size_t n)
 		cap *= 2;
 	if (cap > r->max_elems)
 		return -ENOMEM;
+	assert(!r->over && "a ring over the caller's array is fixed");
 	v = malloc(cap * r->esz);
 	if (!v)
 		return -ENOMEM;
