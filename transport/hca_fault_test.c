@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "faults/fault.h"
+#include "faults/fault_hook.h"
 #include "sim/evlog.h"
 #include "sim/mem.h"
 #include "transport/hca.h"
@@ -67,10 +68,10 @@ static void pair_open_log(struct pair *p, const char *const *specs, size_t n, ev
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, ev, &p->w), 0);
 	if (ev)
 		evlog_set_clock(ev, hca_world_clock(p->w));
-	hca_world_set_faults(p->w, p->plan);
+	fault_plan_attach(p->w, p->plan);
 	assert_int_equal(hca_world_add_progress(p->w, accept_progress, p), 0);
-	assert_int_equal(hca_listen(p->w, "dst", ADDR, &p->l), 0);
-	assert_int_equal(hca_ep_create(p->w, "src", ADDR, &p->src), 0);
+	assert_int_equal(hca_listen(p->w, VOCAB_SIDE_DST, ADDR, &p->l), 0);
+	assert_int_equal(hca_ep_create(p->w, VOCAB_SIDE_SRC, ADDR, &p->src), 0);
 	assert_int_equal(hca_ep_setup(p->src, &caps), 0);
 	assert_int_equal(hca_connect(p->src, &cp, TIMEOUT_NS, &reply), 0);
 	assert_non_null(p->dst);
@@ -102,13 +103,16 @@ static void pair_close(struct pair *p)
 	free(p->dbuf);
 }
 
-/* A control message of `type` at offset off of the source buffer, posted as a SEND. */
+/* A control message of `type` at offset off of the source buffer, posted as a SEND that names
+ * its type to the seam, as the protocol's ctl_post_send does. */
 static int send_msg(struct pair *p, uint64_t wr_id, uint32_t off, uint32_t type, uint32_t len)
 {
 	struct wire_hdr h = { .len = len, .type = type, .repeat = 1 };
+	const struct hca_ctl_msg msg = { .type = type, .corrupt = wire_corrupt };
 	wire_hdr_encode(&h, p->sbuf + off, WIRE_HDR_BYTES);
 	struct hca_send_wr wr = { .wr_id = wr_id, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)p->sbuf + off,
-				  .length = WIRE_HDR_BYTES + len, .lkey = hca_mr_lkey(p->smr), .signaled = true };
+				  .length = WIRE_HDR_BYTES + len, .lkey = hca_mr_lkey(p->smr), .signaled = true,
+				  .ctl = &msg };
 	return hca_post_send(p->src, &wr);
 }
 
@@ -374,13 +378,13 @@ static void test_cm_drop_and_connect_errno(void **state)
 	assert_int_equal(fault_plan_add_spec(plan, "connect -> errno(ECONNREFUSED)", NULL), 0);
 	assert_int_equal(fault_plan_add_spec(plan, "ep_setup@dst -> errno(ENOMEM)", NULL), 0);
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &w), 0);
-	hca_world_set_faults(w, plan);
-	assert_int_equal(hca_listen(w, "dst", ADDR, &l), 0);
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	fault_plan_attach(w, plan);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, ADDR, &l), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(hca_connect(ep, &cp, TIMEOUT_NS, &ev), -ECONNREFUSED);
 	hca_ep_destroy(ep);
-	assert_int_equal(hca_ep_create(w, "dst", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_DST, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), -ENOMEM);
 	hca_ep_destroy(ep);
 	hca_listener_close(l);
@@ -446,7 +450,7 @@ static hca_world *plan_world(const char *const *specs, size_t n, evlog *ev, faul
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, ev, &w), 0);
 	if (ev)
 		evlog_set_clock(ev, hca_world_clock(w));
-	hca_world_set_faults(w, *plan);
+	fault_plan_attach(w, *plan);
 	return w;
 }
 
@@ -469,9 +473,9 @@ static void run_setup_faults(evlog *ev)
 	hca_ep *ep, *other = NULL;
 	hca_world *w = plan_world(rules, 7, ev, &plan);
 
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(clock_ns(w), VCLOCK_NS_PER_MS);                /* the delay passed first */
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &other), -EHOSTUNREACH);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &other), -EHOSTUNREACH);
 	assert_null(other);
 	/* PD/CQs/QP after 2 ms, then RESET -> INIT fails: nothing is left half set up */
 	assert_int_equal(hca_ep_setup(ep, &caps), -EIO);
@@ -549,7 +553,7 @@ static void test_qp_error_needs_a_qp(void **state)
 	hca_mr *mr;
 	hca_world *w = plan_world(rules, 1, NULL, &plan);
 
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -EINVAL);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(hca_post_recv(ep, 1, 0, 0, 0), 0);
@@ -580,8 +584,8 @@ static int connect_after_event(const char *event)
 	memset(&p, 0, sizeof(p));
 	p.w = plan_world(rules, 1, NULL, &p.plan);
 	assert_int_equal(hca_world_add_progress(p.w, accept_progress, &p), 0);
-	assert_int_equal(hca_listen(p.w, "dst", ADDR, &p.l), 0);
-	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &p.src), 0);
+	assert_int_equal(hca_listen(p.w, VOCAB_SIDE_DST, ADDR, &p.l), 0);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, ADDR, &p.src), 0);
 	assert_int_equal(hca_ep_setup(p.src, &caps), 0);
 	assert_int_equal(hca_post_recv(p.src, 1, 0, 0, 0), 0);         /* RECVs may precede RTR */
 	rc = hca_connect(p.src, &cp, TIMEOUT_NS, &reply);
@@ -882,10 +886,10 @@ static void test_alloc_site(void **state)
 	fault_plan *plan;
 	hca_world *w = plan_world(rules, 1, NULL, &plan);
 
-	assert_int_equal(hca_fault_alloc(w, "src"), 0);
-	assert_int_equal(hca_fault_alloc(w, "dst"), 0);
-	assert_int_equal(hca_fault_alloc(w, "src"), -ENOMEM);
-	assert_int_equal(hca_fault_alloc(w, "src"), 0);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_SRC), 0);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_DST), 0);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_SRC), -ENOMEM);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_SRC), 0);
 	assert_int_equal(fault_plan_calls(plan, FAULT_SITE_ALLOC, FAULT_SIDE_SRC), 3);
 	assert_int_equal(fault_plan_calls(plan, FAULT_SITE_ALLOC, FAULT_SIDE_DST), 1);
 	hca_world_free(w);
@@ -923,12 +927,13 @@ static void test_duplicate_of_a_refused_send(void **state)
 	hca_mr *mr;
 	hca_world *w = plan_world(rules, 1, NULL, &plan);
 
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(wire_hdr_encode(&h, buf, sizeof(buf)), (int)WIRE_HDR_BYTES);
 	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), 0);
+	const struct hca_ctl_msg msg = { .type = WIRE_READY, .corrupt = wire_corrupt };
 	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)buf,
-				  .length = sizeof(buf), .lkey = hca_mr_lkey(mr), .signaled = true };
+				  .length = sizeof(buf), .lkey = hca_mr_lkey(mr), .signaled = true, .ctl = &msg };
 	assert_int_equal(hca_post_send(ep, &wr), -EINVAL);
 	assert_int_equal(hca_ep_send_outstanding(ep), 0);
 	assert_int_equal(fault_plan_injected(plan), 1);
