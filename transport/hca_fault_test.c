@@ -459,6 +459,99 @@ static uint64_t clock_ns(hca_world *w)
 	return vclock_now_ns(hca_world_clock(w));
 }
 
+/* ---- the hook's contract, without a plan ------------------------------------------------------ */
+
+/* A hook of the test's own: records what the seam asks, fires errno(EIO) on the send WR
+ * number `fail_send` (0-based). */
+#define STUB_CALLS 64
+struct stub_hook {
+	int calls, sends, fail_send;
+	enum fault_site sites[STUB_CALLS][4];
+	size_t n_sites[STUB_CALLS];
+	enum vocab_side side[STUB_CALLS];
+};
+
+static bool stub_check(void *ctx, const enum fault_site *sites, size_t n, enum vocab_side side, uint64_t now_ns,
+		       struct hca_fault_answer *a)
+{
+	struct stub_hook *h = ctx;
+	int i = h->calls++;
+
+	(void)now_ns;
+	assert_true(i < STUB_CALLS && n >= 1 && n <= 4);
+	memcpy(h->sites[i], sites, n * sizeof *sites);
+	h->n_sites[i] = n;
+	h->side[i] = side;
+	if (sites[n - 1] != FAULT_SITE_POST_SEND || h->sends++ != h->fail_send)
+		return false;
+	*a = (struct hca_fault_answer){ .action = FAULT_ACT_ERRNO, .arg = EIO, .site = sites[0], .call = 7 };
+	snprintf(a->text, sizeof a->text, "errno(EIO)");
+	return true;
+}
+
+/* The sites of the k-th send WR the stub saw (0-based): their count, copied to out. */
+static size_t stub_send(const struct stub_hook *h, int k, enum fault_site *out)
+{
+	for (int i = 0; i < h->calls; i++) {
+		if (h->sites[i][h->n_sites[i] - 1] != FAULT_SITE_POST_SEND || k-- > 0)
+			continue;
+		assert_int_equal(h->side[i], VOCAB_SIDE_SRC);
+		memcpy(out, h->sites[i], h->n_sites[i] * sizeof *out);
+		return h->n_sites[i];
+	}
+	fail_msg("no send WR %d", k);
+	return 0;
+}
+
+/* The seam puts each fallible call to the hook with its sites (most specific first) and its
+ * side as an enum; a SEND is msg.TYPE only when the protocol names its type (the seam reads
+ * no wire header); the answer's text is what the log prints; no hook, nothing is asked. */
+static void test_hook_sites_and_side(void **state)
+{
+	struct stub_hook h = { .fail_send = 1 };
+	struct hca_fault_hook hook = { .check = stub_check, .ctx = &h };
+	const struct hca_ctl_msg ready = { .type = WIRE_READY, .corrupt = wire_corrupt };
+	const struct hca_ctl_msg bad = { .type = WIRE_TYPE_COUNT, .corrupt = wire_corrupt };
+	enum fault_site got[4];
+	struct tmplog t;
+	struct pair p;
+	(void)state;
+
+	tmplog_open(&t);
+	pair_open_log(&p, NULL, 0, t.ev);
+	hca_world_set_fault_hook(p.w, &hook);
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(hca_post_recv(p.dst, 100 + i, (uint64_t)(uintptr_t)p.dbuf, 64, hca_mr_lkey(p.dmr)), 0);
+	assert_int_equal(h.side[0], VOCAB_SIDE_DST);
+	assert_int_equal(h.sites[0][0], FAULT_SITE_POST_RECV);
+	wire_hdr_encode(&(struct wire_hdr){ .type = WIRE_READY, .repeat = 1 }, p.sbuf, WIRE_HDR_BYTES);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)p.sbuf,
+				  .length = WIRE_HDR_BYTES, .lkey = hca_mr_lkey(p.smr), .signaled = true };
+	assert_int_equal(hca_post_send(p.src, &wr), 0);           /* a READY header, but not named: no msg.* */
+	wr.ctl = &ready;
+	assert_int_equal(hca_post_send(p.src, &wr), -EIO);        /* msg.ready; the stub fails it */
+	wr.ctl = &bad;
+	assert_int_equal(hca_post_send(p.src, &wr), 0);           /* a type out of range: no msg.* */
+	const enum fault_site plain[] = { FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	const enum fault_site msg[] = { fault_site_msg(WIRE_READY), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	assert_int_equal(stub_send(&h, 0, got), 2);
+	assert_memory_equal(got, plain, sizeof plain);
+	assert_int_equal(stub_send(&h, 1, got), 3);
+	assert_memory_equal(got, msg, sizeof msg);
+	assert_int_equal(stub_send(&h, 2, got), 2);
+	assert_memory_equal(got, plain, sizeof plain);
+
+	int asked = h.calls;
+	hca_world_set_fault_hook(p.w, NULL);                      /* none: nothing is asked */
+	assert_int_equal(hca_fault_alloc(p.w, VOCAB_SIDE_SRC), 0);
+	assert_int_equal(hca_post_send(p.src, &wr), 0);
+	assert_int_equal(h.calls, asked);
+	pair_close(&p);
+	char *log = tmplog_close(&t);
+	assert_non_null(strstr(log, " src fault site=msg.ready side=src call=7 action=errno(EIO)\n"));
+	free(log);
+}
+
 /* ---- setup calls: errno and delay ------------------------------------------------------------ */
 
 static void run_setup_faults(evlog *ev)
@@ -962,6 +1055,7 @@ static void test_inapplicable_actions_are_logged_noops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hook_sites_and_side),
 		cmocka_unit_test(test_calls_counted_per_site_and_side),
 		cmocka_unit_test(test_errno_fails_the_call_without_the_backend),
 		cmocka_unit_test(test_status_completes_in_order_and_kills_both_qps),
