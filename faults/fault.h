@@ -5,11 +5,12 @@
  *   SITE[@SIDE] [TRIGGER ...] -> ACTION          e.g.  reg_mr@dst #3 -> errno(ENOMEM)
  *
  * The seam's front end (transport/hca.c) asks its fault hook at every fallible call
- * (faults/fault_hook.h answers it from a plan): it names the call's sites, most specific first
- * (a READY SEND is msg.ready, post_send.send and post_send), and its side. The plan counts the call under each site and side (the counts drive
- * `migbed torture`), then lets the rules that match decide, in plan order; the first rule
- * whose trigger fires is the one injection of that call (a later rule due on the same call
- * is shadowed: the call still uses up its turn). Triggers are pure arithmetic on the
+ * (faults/fault_hook.h answers it from a plan): it names the call's sites, most specific
+ * first (a READY SEND is msg.ready, post_send.send and post_send), and its side. The plan
+ * counts the call under each site and side (the counts drive `migbed torture`), then lets
+ * the rules that match decide, in plan order; the first rule whose trigger fires is the one
+ * injection of that call (a later rule due on the same call is shadowed: the call still
+ * uses up its turn). Triggers are pure arithmetic on the
  * rule's own count of matching calls, the virtual time and a PRNG stream derived from the
  * run seed and the rule's index, so a run is a pure function of (inputs, seed, plan).
  *
