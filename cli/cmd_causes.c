@@ -5,7 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/run_report.h"
-#include "faults/cause.h"
+#include "vocab/cause.h"
 
 static void usage(FILE *f)
 {

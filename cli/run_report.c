@@ -88,7 +88,7 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 	else if (o->completed)
 		fprintf(f, "verification: destination memory equals the source's (every page)\n");
 	else {
-		fprintf(f, "cause: %s (%s side): %s\n", cause_name(o->cause), o->side, cause_message(o->cause));
+		fprintf(f, "cause: %s (%s side): %s\n", cause_name(o->cause), run_side_name(o->side), cause_message(o->cause));
 		fprintf(f, "  detail: %s\n", o->detail);
 		fprintf(f, "  hint: %s\n", cause_hint(o->cause));
 		if (o->cause == CAUSE_REMOTE_ACCESS_ERROR && m->chunk_bytes_src > c->dst_chunk_bytes && !m->pin_all)
@@ -159,7 +159,7 @@ static void print_json(const struct runcfg *c, const struct metrics *m, const st
 		o->completed ? "completed" : "failed");
 	json_string(f, cause_name(o->cause));
 	fprintf(f, ",\"side\":");
-	json_string(f, o->side);
+	json_string(f, run_side_name(o->side));
 	fprintf(f, ",\"detail\":");
 	json_string(f, o->detail);
 	fprintf(f, ",\"hint\":");
@@ -181,7 +181,7 @@ int run_report(const struct runcfg *c, const struct metrics *m, const struct run
 		print_human(c, m, o, stdout);
 	print_fired_verdict(c, o);
 	printf("migbed: verdict=%s status=%s cause=%s side=%s\n", o->pass ? "pass" : "fail",
-	       o->completed ? "completed" : "failed", cause_name(o->cause), o->side);
+	       o->completed ? "completed" : "failed", cause_name(o->cause), run_side_name(o->side));
 	fflush(stdout);
 	if (json && json->f) {
 		print_json(c, m, o, backend, json->f);

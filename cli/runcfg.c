@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "faults/cause.h"
+#include "vocab/cause.h"
 #include "sim/size.h"
 #include "transport/wire.h"
 
@@ -326,10 +326,14 @@ static int set_pause(struct runcfg *c, const char *v, const char *where, struct 
 	size_t ev_len = hash ? (size_t)(hash - colon - 1) : strlen(colon + 1);
 	if (hash && (size_parse_u64(hash + 1, &nth) || nth == 0))
 		return bad(d, where, "pause-at", v, what);
-	static const char *const sides[] = { "src", "dst", "sim", "wire", "*" };
-	bool side_ok = false;
-	for (size_t i = 0; i < sizeof sides / sizeof *sides; i++)
-		side_ok = side_ok || (strlen(sides[i]) == side_len && !strncmp(v, sides[i], side_len));
+	/* a migration side (vocab/vocab.h), or one of the event log's own: sim, wire, * (any) */
+	static const char *const log_sides[] = { "sim", "wire", "*" };
+	char side[8] = "";
+	if (side_len < sizeof side)
+		memcpy(side, v, side_len);
+	bool side_ok = side_len < sizeof side && vocab_side_lookup(side) >= 0;
+	for (size_t i = 0; i < sizeof log_sides / sizeof *log_sides; i++)
+		side_ok = side_ok || (side_len < sizeof side && !strcmp(side, log_sides[i]));
 	if (!side_ok || ev_len == 0 || ev_len >= sizeof c->pause_event)
 		return bad(d, where, "pause-at", v, what);
 	for (size_t i = 0; i < ev_len; i++) {

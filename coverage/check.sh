@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # coverage/check.sh - `make coverage-check`: the coverage gate, run after `make coverage`.
 # Fails (exit 1) when
-#   - a named cause (faults/cause.h) is produced by no recorded run and is not in the
+#   - a named cause (vocab/cause.h) is produced by no recorded run and is not in the
 #     allow-list (coverage/unreached-allow), or
 #   - a folder's coverage falls under its floor in coverage/thresholds.
 # A measure more than 0.5 points above its floor passes with a reminder to raise the floor.

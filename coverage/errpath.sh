@@ -24,7 +24,7 @@ set -u -o pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 PROG=coverage/errpath.sh
 # the C folders whose error-handling sites are mapped
-SITE_DIRS="transport faults sim run"
+SITE_DIRS="transport faults sim run vocab"   # vocab: the cause table's own (cause.c)
 
 die() { printf '%s: %s\n' "$PROG" "$*" >&2; exit 2; }
 

@@ -35,29 +35,9 @@ static const unsigned class_actions[] = {
 };
 #undef A
 
-static const char *const site_names[FAULT_SITE_COUNT] = {
-#define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = tok,
-	FAULT_SITE_TABLE(X)
-#undef X
-	/* cm.TOKEN and msg.TOKEN, generated from vocab/vocab.h (the numbering of the CM events
-	 * and of the control message types) */
-#define X(NAME, v, tok) [FAULT_SITE_CM_EVENT + (v)] = "cm." #tok,
-	VOCAB_CM_EVENT(X)
-#undef X
-#define X(NAME, v, qname, tok) [FAULT_SITE_MSG + (v)] = "msg." #tok,
-	VOCAB_MSG_TYPE(X)
-#undef X
-};
-
 static const enum site_class fixed_class[FAULT_SITE_CM_EVENT] = {
 #define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = CLASS_##cls,
-	FAULT_SITE_TABLE(X)
-#undef X
-};
-
-static const char *const fixed_canonical[FAULT_SITE_CM_EVENT] = {
-#define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = canon,
-	FAULT_SITE_TABLE(X)
+	VOCAB_FAULT_SITE(X)
 #undef X
 };
 
@@ -70,20 +50,20 @@ static enum site_class site_class(enum fault_site s)
 
 const char *fault_site_canonical(enum fault_site s)
 {
-	if ((unsigned)s >= FAULT_SITE_COUNT)
-		return "?";
-	return s < FAULT_SITE_CM_EVENT ? fixed_canonical[s] : "drop";
+	return vocab_fault_site_canonical((int)s);
 }
 
 static const char *const action_names[FAULT_ACT_COUNT] = {
-	[FAULT_ACT_ERRNO] = "errno", [FAULT_ACT_STATUS] = "status",
-	[FAULT_ACT_QP_ERROR] = "qp_error", [FAULT_ACT_DISCONNECT] = "disconnect",
-	[FAULT_ACT_DROP] = "drop", [FAULT_ACT_DELAY] = "delay",
-	[FAULT_ACT_DUPLICATE] = "duplicate", [FAULT_ACT_CORRUPT] = "corrupt",
-	[FAULT_ACT_EVENT] = "event", [FAULT_ACT_DIE] = "die",
+#define X(NAME, tok) [FAULT_ACT_##NAME] = #tok,
+	VOCAB_FAULT_ACTION(X)
+#undef X
 };
 
-static const char *const corrupt_names[FAULT_CORRUPT_COUNT] = { "len", "type", "repeat", "payload", "wr_id" };
+static const char *const corrupt_names[FAULT_CORRUPT_COUNT] = {
+#define X(NAME, tok) [FAULT_CORRUPT_##NAME] = #tok,
+	VOCAB_FAULT_CORRUPT(X)
+#undef X
+};
 
 struct errno_name {
 	const char *name;
@@ -105,43 +85,22 @@ static const struct errno_name errno_names[] = {
 
 const char *fault_site_name(enum fault_site s)
 {
-	if ((unsigned)s >= FAULT_SITE_COUNT)
-		return "?";
-	return site_names[s];
+	return vocab_fault_site_token((int)s);
 }
 
 const char *fault_side_name(enum fault_side s)
 {
-	return s == FAULT_SIDE_SRC ? "src" : s == FAULT_SIDE_DST ? "dst" : "any";
+	return s == FAULT_SIDE_ANY ? "any" : vocab_side_token((int)s);
 }
 
 int fault_site_lookup(const char *name)
 {
-	for (int s = 0; s < FAULT_SITE_COUNT; s++)
-		if (!strcmp(site_names[s], name))
-			return s;
-	return -1;
+	return vocab_fault_site_lookup(name);
 }
 
 int fault_side_lookup(const char *name)
 {
-	if (!strcmp(name, "src") || !strcmp(name, "source"))
-		return FAULT_SIDE_SRC;
-	if (!strcmp(name, "dst") || !strcmp(name, "dest"))
-		return FAULT_SIDE_DST;
-	return -1;
-}
-
-enum fault_site fault_site_msg(uint32_t wire_type)
-{
-	assert(wire_type < FAULT_MSG_TYPES);
-	return (enum fault_site)(FAULT_SITE_MSG + (int)wire_type);
-}
-
-enum fault_site fault_site_cm(int event_type)
-{
-	assert(event_type >= 0 && event_type < FAULT_CM_EVENTS);
-	return (enum fault_site)(FAULT_SITE_CM_EVENT + event_type);
+	return vocab_side_parse(name);
 }
 
 bool fault_action_allowed(enum fault_site site, enum fault_action action)
@@ -681,7 +640,7 @@ int fault_plan_write_counts(const fault_plan *p, FILE *f)
 	for (int s = 0; s < FAULT_SITE_COUNT; s++)
 		for (int side = 0; side < FAULT_SIDES; side++)
 			if (p->calls[s][side])
-				fprintf(f, "%s %s %llu\n", site_names[s], fault_side_name((enum fault_side)side),
+				fprintf(f, "%s %s %llu\n", fault_site_name((enum fault_site)s), fault_side_name((enum fault_side)side),
 					(unsigned long long)p->calls[s][side]);
 	return ferror(f) ? -EIO : 0;
 }

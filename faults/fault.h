@@ -4,12 +4,13 @@
  *
  *   SITE[@SIDE] [TRIGGER ...] -> ACTION          e.g.  reg_mr@dst #3 -> errno(ENOMEM)
  *
- * The seam's front end (transport/hca.c) asks the plan at every fallible call: it names the
- * call's sites, most specific first (a READY SEND is msg.ready, post_send.send and post_send),
- * and its side. The plan counts the call under each site and side (the counts drive
- * `migbed torture`), then lets the rules that match decide, in plan order; the first rule
- * whose trigger fires is the one injection of that call (a later rule due on the same call
- * is shadowed: the call still uses up its turn). Triggers are pure arithmetic on the
+ * The seam's front end (transport/hca.c) asks its fault hook at every fallible call
+ * (faults/fault_hook.h answers it from a plan): it names the call's sites, most specific
+ * first (a READY SEND is msg.ready, post_send.send and post_send), and its side. The plan
+ * counts the call under each site and side (the counts drive `migbed torture`), then lets
+ * the rules that match decide, in plan order; the first rule whose trigger fires is the one
+ * injection of that call (a later rule due on the same call is shadowed: the call still
+ * uses up its turn). Triggers are pure arithmetic on the
  * rule's own count of matching calls, the virtual time and a PRNG stream derived from the
  * run seed and the rule's index, so a run is a pure function of (inputs, seed, plan).
  *
@@ -28,58 +29,17 @@
 #define FAULT_MSG_TYPES VOCAB_MSG_TYPE_COUNT   /* msg.TOKEN sites, numbered as the message types */
 #define FAULT_MAX_DELAY_NS (3600ull * 1000000000ull)
 
-enum fault_side { FAULT_SIDE_SRC, FAULT_SIDE_DST, FAULT_SIDES, FAULT_SIDE_ANY = FAULT_SIDES };
-
-/* The fault sites: X(NAME, "token", CLASS, "canonical action"). CLASS decides which actions a
- * site takes (fault.c); the canonical action is the failure `migbed torture` injects there.
- * The cm.TOKEN and msg.TOKEN sites follow, one per CM event and control message type
- * (vocab/vocab.h), class CM and MSG, canonical action drop. */
-#define FAULT_SITE_TABLE(X) \
-	X(REG_MR,           "reg_mr",          RES,   "errno(ENOMEM)") \
-	X(DEREG_MR,         "dereg_mr",        RES,   "errno(ENOMEM)") \
-	X(POST_SEND,        "post_send",       SEND,  "errno(EIO)")        /* every send WR */ \
-	X(POST_SEND_WRITE,  "post_send.write", SEND,  "errno(EIO)") \
-	X(POST_SEND_SEND,   "post_send.send",  SEND,  "errno(EIO)") \
-	X(POST_RECV,        "post_recv",       RES,   "errno(EIO)") \
-	X(WC_SEND,          "wc.send",         WC,    "status(GENERAL_ERR)")   /* successful completions, by opcode */ \
-	X(WC_WRITE,         "wc.write",        WC,    "status(GENERAL_ERR)") \
-	X(WC_RECV,          "wc.recv",         WC,    "status(GENERAL_ERR)") \
-	X(EP_CREATE,        "ep_create",       SETUP, "errno(EHOSTUNREACH)")  /* address + route resolution */ \
-	X(EP_SETUP,         "ep_setup",        SETUP, "errno(ENOMEM)")        /* PD, CQs, QP */ \
-	X(MODIFY_QP,        "modify_qp",       SETUP, "errno(EINVAL)")        /* ->INIT, ->RTR/RTS, ->ERR */ \
-	X(CONNECT,          "connect",         SETUP, "errno(ECONNREFUSED)") \
-	X(ACCEPT,           "accept",          SETUP, "errno(ECONNREFUSED)") \
-	X(ALLOC,            "alloc",           ALLOC, "errno(ENOMEM)")  /* an allocation of migbed's own */ \
-	X(CM,               "cm",              CM,    "drop")           /* every CM event delivered */
-
-enum fault_site {
-#define X(NAME, tok, cls, canon) FAULT_SITE_##NAME,
-	FAULT_SITE_TABLE(X)
+/* A rule's side: one of vocab/vocab.h's sides (same numbers), or FAULT_SIDE_ANY. */
+enum fault_side {
+#define X(NAME, tok, alias) FAULT_SIDE_##NAME = VOCAB_SIDE_##NAME,
+	VOCAB_SIDE(X)
 #undef X
-	FAULT_SITE_CM_EVENT,            /* + enum hca_cm_event_type: cm.established, ... */
-	FAULT_SITE_MSG = FAULT_SITE_CM_EVENT + FAULT_CM_EVENTS,   /* + enum wire_type */
-	FAULT_SITE_COUNT = FAULT_SITE_MSG + FAULT_MSG_TYPES
+	FAULT_SIDES = VOCAB_SIDE_COUNT,
+	FAULT_SIDE_ANY = FAULT_SIDES
 };
 
-enum fault_action {
-	FAULT_ACT_ERRNO,                /* arg: errno value */
-	FAULT_ACT_STATUS,               /* arg: enum hca_wc_status */
-	FAULT_ACT_QP_ERROR,
-	FAULT_ACT_DISCONNECT,
-	FAULT_ACT_DROP,
-	FAULT_ACT_DELAY,                /* delay_ns */
-	FAULT_ACT_DUPLICATE,
-	FAULT_ACT_CORRUPT,              /* arg: enum fault_corrupt */
-	FAULT_ACT_EVENT,                /* arg: enum hca_cm_event_type */
-	FAULT_ACT_DIE,
-	FAULT_ACT_COUNT
-};
-
-/* What `corrupt` changes in a control message (in the sender's buffer, before posting),
- * or, at a completion site, in the completion. */
-enum fault_corrupt { FAULT_CORRUPT_LEN, FAULT_CORRUPT_TYPE, FAULT_CORRUPT_REPEAT, FAULT_CORRUPT_PAYLOAD,
-		     FAULT_CORRUPT_WRID,     /* wc.* only: the completion's wr_id (block bits 16..29 set) */
-		     FAULT_CORRUPT_COUNT };
+/* The sites (enum fault_site), actions (enum fault_action) and corruptions
+ * (enum fault_corrupt) are vocab/vocab.h's VOCAB_FAULT_* tables. */
 
 struct fault_rule {
 	enum fault_site site;
@@ -126,8 +86,6 @@ const char *fault_side_name(enum fault_side s);       /* "src", "dst", "any" */
 int fault_site_lookup(const char *name);
 /* "src"/"source" -> FAULT_SIDE_SRC, "dst"/"dest" -> FAULT_SIDE_DST; -1 otherwise. */
 int fault_side_lookup(const char *name);
-enum fault_site fault_site_msg(uint32_t wire_type);   /* asserts wire_type < 12 */
-enum fault_site fault_site_cm(int event_type);        /* asserts 0 <= type < 16 */
 /* May `action` be used at `site`? (the grammar's compatibility table) */
 bool fault_action_allowed(enum fault_site site, enum fault_action action);
 /* errno name <-> value for the errno(...) action ("ENOMEM" <-> ENOMEM); NULL / -1 if unknown. */

@@ -74,7 +74,7 @@ static void bm_set(struct bitmap *b, uint64_t i)
 
 static int bitmaps_init(struct eng *e)
 {
-	int rc = hca_fault_alloc(e->w, "src");   /* the `alloc` fault site (docs/faults.md) */
+	int rc = hca_fault_alloc(e->w, VOCAB_SIDE_SRC);   /* the `alloc` fault site (docs/faults.md) */
 	if (rc)
 		return rc;
 	e->dirty = calloc(e->n_blocks, sizeof *e->dirty);
@@ -385,7 +385,7 @@ static int put_device_and_verify(struct eng *e)
 {
 	struct stream_buf b = { 0 };
 	uint64_t n = e->o->device_state_bytes;
-	uint8_t *dev = hca_fault_alloc(e->w, "src") ? NULL : malloc(n ? n : 1);
+	uint8_t *dev = hca_fault_alloc(e->w, VOCAB_SIDE_SRC) ? NULL : malloc(n ? n : 1);
 	if (!dev)
 		return proto_src_fail(e->ps, CAUSE_RESOURCE_EXHAUSTED, "device state buffer");
 	uint64_t x = e->o->seed ^ 0xd1b54a32d192ed03ull;

@@ -2,8 +2,23 @@
 #include "run/judge.h"
 
 #include <stddef.h>
+#include <string.h>
 
-/* A consequence of the other side's failure: the cause table's KIND column (faults/cause.h). */
+const char *run_side_name(int side)
+{
+	return side == RUN_SIDE_NONE ? "-" : vocab_side_token(side);
+}
+
+int run_side_lookup(const char *name, int *side)
+{
+	int s = vocab_side_lookup(name);
+	if (s < 0 && strcmp(name, run_side_name(RUN_SIDE_NONE)) != 0)
+		return -1;
+	*side = s < 0 ? RUN_SIDE_NONE : s;
+	return 0;
+}
+
+/* A consequence of the other side's failure: the cause table's KIND column (vocab/cause.h). */
 bool run_cause_secondary(int cause)
 {
 	return cause_is_consequence(cause);
@@ -28,15 +43,15 @@ void run_outcome_judge(struct run_outcome *o, const struct runcfg *c, enum run_r
 	o->completed = o->src_completed && o->dst_completed && o->verified;
 	if (o->completed) {
 		o->cause = 0;
-		o->side = "-";
+		o->side = RUN_SIDE_NONE;
 		o->detail = "";
 	} else if (src_first(o)) {
 		o->cause = o->src.cause ? o->src.cause : CAUSE_INTERNAL;
-		o->side = "src";
+		o->side = VOCAB_SIDE_SRC;
 		o->detail = o->src.detail;
 	} else {
 		o->cause = o->dst.cause;
-		o->side = "dst";
+		o->side = VOCAB_SIDE_DST;
 		o->detail = o->dst.detail;
 	}
 	if (c->expect_completed) {

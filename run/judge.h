@@ -11,7 +11,7 @@
 #ifndef MIGBED_RUN_JUDGE_H
 #define MIGBED_RUN_JUDGE_H
 #include <stdbool.h>
-#include "faults/cause.h"
+#include "vocab/cause.h"
 #include "faults/fault.h"
 #include "run/config.h"
 
@@ -24,7 +24,7 @@ struct run_outcome {
 	/* judged */
 	bool completed;
 	int cause;                     /* the run's cause: the side that failed first */
-	const char *side;              /* "src", "dst", "-" */
+	int side;                      /* that side (enum vocab_side); RUN_SIDE_NONE when completed */
 	const char *detail;
 	bool pass;
 	bool dst_unseen;               /* the destination is a real QEMU: its verdict is not visible here */
@@ -36,6 +36,12 @@ struct run_outcome {
 		bool met;              /* judged: the count is the expected one */
 	} faults[RUNCFG_MAX_FAULTS];
 };
+
+/* A run's side, printed: a side's token ("src", "dst"), or "-" for RUN_SIDE_NONE (no side
+ * failed). run_side_lookup parses that text back: 0 and *side, or -1. */
+#define RUN_SIDE_NONE (-1)
+const char *run_side_name(int side);
+int run_side_lookup(const char *name, int *side);
 
 /* Is cause a consequence of the peer's failure rather than a failure of its own? */
 bool run_cause_secondary(int cause);

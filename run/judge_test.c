@@ -109,10 +109,30 @@ static void test_judge_table(void **state)
 		print_message("case: %s\n", jc->name);
 		assert_int_equal(o.completed, jc->completed);
 		assert_int_equal(o.cause, jc->cause);
-		assert_string_equal(o.side, jc->side);
+		assert_string_equal(run_side_name(o.side), jc->side);
 		assert_int_equal(o.pass, jc->pass);
 		if (!jc->completed && jc->cause != CAUSE_INTERNAL)
 			assert_string_equal(o.detail, !strcmp(jc->side, "src") ? "src detail" : "dst detail");
+	}
+}
+
+/* A run's side prints as its token, "-" for none, and parses back; nothing else parses. */
+static void test_side_names(void **state)
+{
+	(void)state;
+	static const int sides[] = { RUN_SIDE_NONE, VOCAB_SIDE_SRC, VOCAB_SIDE_DST };
+	static const char *const names[] = { "-", "src", "dst" };
+	for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+		int side = 99;
+		assert_string_equal(run_side_name(sides[i]), names[i]);
+		assert_int_equal(run_side_lookup(names[i], &side), 0);
+		assert_int_equal(side, sides[i]);
+	}
+	static const char *const bad[] = { "", "any", "source", "SRC", "--" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int side = 99;
+		assert_int_equal(run_side_lookup(bad[i], &side), -1);
+		assert_int_equal(side, 99);
 	}
 }
 
@@ -199,6 +219,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_judge_table),
+		cmocka_unit_test(test_side_names),
 		cmocka_unit_test(test_secondary_causes),
 		cmocka_unit_test(test_expect_fired_table),
 	};

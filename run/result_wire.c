@@ -13,7 +13,7 @@ void run_digest_of(const struct run_result *res, struct run_digest *out)
 	out->completed = res->out.completed;
 	out->verified = res->out.verified;
 	out->cause = res->out.cause;
-	snprintf(out->side, sizeof out->side, "%s", res->out.side ? res->out.side : "-");
+	snprintf(out->side, sizeof out->side, "%s", run_side_name(res->out.side));
 	out->fired = res->faults_injected;
 	snprintf(out->detail, sizeof out->detail, "%s", res->out.detail ? res->out.detail : "");
 }
@@ -107,10 +107,13 @@ int run_digest_decode(const char *buf, size_t n, struct run_digest *out)
 		return -EINVAL;
 	if (out->completed != (out->cause == 0))   /* a failed run always names its cause */
 		return -EINVAL;
-	if (!(v = field(&p, end, "side", &len)) || !(is(v, len, "src") || is(v, len, "dst") || is(v, len, "-")))
+	int side;
+	if (!(v = field(&p, end, "side", &len)) || len >= sizeof out->side)
 		return -EINVAL;
 	memcpy(out->side, v, len);
 	out->side[len] = '\0';
+	if (run_side_lookup(out->side, &side))
+		return -EINVAL;
 	if (!(v = field(&p, end, "fired", &len)) || decode_u64(v, len, &out->fired))
 		return -EINVAL;
 	if (!(v = field(&p, end, "detail", &len)) || decode_detail(v, len, out->detail, sizeof out->detail))

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "faults/cause.h"
+#include "vocab/cause.h"
 #include "run/run.h"
 
 #define RUN_WIRE_VERSION 1
@@ -25,7 +25,7 @@
 struct run_digest {
 	bool completed, verified;
 	int cause;                    /* 0 when completed */
-	char side[4];                 /* "src", "dst", "-" */
+	char side[4];                 /* as the record prints it: run_side_name (run/judge.h) */
 	uint64_t fired;
 	char detail[CAUSE_DETAIL_MAX];
 };

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "faults/fault_hook.h"
 #include "sim/evlog.h"
 #include "sim/tracegen.h"
 #include "transport/proto.h"
@@ -238,7 +239,7 @@ static int apply_memlock(struct run *r)
 	if (!lim || r->role == ROLE_SRC)
 		return 0;
 	if (r->c->backend == HCA_BACKEND_MODEL) {
-		hca_world_set_memlock(r->w, "dst", lim);
+		hca_world_set_memlock(r->w, VOCAB_SIDE_DST, lim);
 		return 0;
 	}
 	if (r->role == ROLE_BOTH)
@@ -277,7 +278,8 @@ static int make_faults(struct run *r)
 			return diag_set(&r->d, "fault '%s': col %u: %s", r->c->faults[i], e.col, e.msg);
 	if (rc)
 		return diag_set(&r->d, "fault plan: %s", strerror(-rc));
-	hca_world_set_faults(r->w, r->faults);
+	struct hca_fault_hook hook = fault_plan_hook(r->faults);   /* the seam asks the plan */
+	hca_world_set_fault_hook(r->w, &hook);
 	return 0;
 }
 
@@ -600,9 +602,11 @@ static int migrate_dst(struct run *r, const struct run_side *s)
 static int run_one(const struct runcfg *cfg, const struct run_side *s, struct run_result *res, struct diag *d)
 {
 	memset(res, 0, sizeof *res);
+	res->out.side = RUN_SIDE_NONE;   /* until judged */
 	struct run *r = calloc(1, sizeof *r);
 	if (!r)
 		return diag_set(d, "out of memory");
+	r->out.side = RUN_SIDE_NONE;
 	enum run_role role = s ? s->role : ROLE_BOTH;
 	int rc = setup(r, cfg, role);
 	if (rc == 0)

@@ -52,7 +52,7 @@ static void test_small_run_completes(void **state)
 	assert_true(res.out.completed);
 	assert_true(res.out.pass);
 	assert_int_equal(res.out.cause, 0);
-	assert_string_equal(res.out.side, "-");
+	assert_int_equal(res.out.side, RUN_SIDE_NONE);
 	assert_string_equal(res.m.status, "completed");
 	assert_int_equal(res.m.ram_remaining, 0);
 	assert_true(res.m.ram_transferred > 0);
@@ -91,7 +91,7 @@ static void test_fault_ends_in_its_cause(void **state)
 		assert_false(res.out.completed);
 		assert_string_equal(res.m.status, "failed");
 		assert_int_equal(res.out.cause, fc->cause);
-		assert_string_equal(res.out.side, fc->side);
+		assert_string_equal(run_side_name(res.out.side), fc->side);
 		assert_int_equal(res.out.dst.cause, fc->cause);
 		assert_ptr_equal(res.out.detail, res.out.dst.detail);
 		assert_true(res.out.pass);
@@ -154,7 +154,7 @@ static void test_same_config_same_run(void **state)
 	assert_int_equal(a.out.faults[0].st.fired, 1);
 	assert_int_equal(a.out.completed, b.out.completed);
 	assert_int_equal(a.out.cause, b.out.cause);
-	assert_string_equal(a.out.side, b.out.side);
+	assert_int_equal(a.out.side, b.out.side);
 	assert_string_equal(a.out.detail, b.out.detail);
 	assert_int_equal(a.out.src.t_ns, b.out.src.t_ns);
 	assert_int_equal(a.out.dst.t_ns, b.out.dst.t_ns);

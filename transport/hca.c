@@ -25,10 +25,9 @@
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-/* A log token: non-empty, short, no blanks. */
-static bool is_side(const char *s)
+static bool is_side(enum vocab_side s)
 {
-	return s && *s && strlen(s) < HCA_SIDE_MAX && !strpbrk(s, " \t\r\n");
+	return (unsigned)s < VOCAB_SIDE_COUNT;
 }
 
 static bool is_addr(const char *s)
@@ -106,7 +105,7 @@ vclock *hca_world_clock(hca_world *w) { return &w->clk; }
 evlog *hca_world_evlog(hca_world *w) { return w->ev; }
 enum hca_backend_kind hca_world_kind(const hca_world *w) { return w->kind; }
 const char *hca_world_backend_name(const hca_world *w) { return w->ops->name; }
-const char *hca_ep_side(const hca_ep *ep) { return ep->side; }
+enum vocab_side hca_ep_side(const hca_ep *ep) { return ep->side; }
 uint32_t hca_mr_lkey(const hca_mr *mr) { return mr->lkey; }
 uint32_t hca_mr_rkey(const hca_mr *mr) { return mr->rkey; }
 uint64_t hca_mr_addr(const hca_mr *mr) { return mr->addr; }
@@ -137,7 +136,7 @@ int hca_ep_to_error_now(hca_ep *ep)
 
 	ep->err_ns = hca_min_u64(ep->err_ns, hca_now_ns(ep->w));
 	rc = ep->w->ops->qp_to_error(ep);
-	HLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
+	SLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
 	return rc;
 }
 
@@ -223,14 +222,14 @@ void hca_world_free(hca_world *w)
 
 /* ---- endpoints ---------------------------------------------------------------------------- */
 
-static hca_ep *ep_alloc(hca_world *w, const char *side)
+static hca_ep *ep_alloc(hca_world *w, enum vocab_side side)
 {
 	hca_ep *ep = calloc(1, sizeof(*ep));
 
 	if (!ep)
 		return NULL;
 	ep->w = w;
-	strcpy(ep->side, side);
+	ep->side = side;
 	ep->err_ns = HCA_NO_ERROR;
 	ep->kill_ns = HCA_NO_ERROR;
 	if (queue_init(&ep->arrivals, sizeof(uint64_t), 16) != 0 ||
@@ -278,16 +277,16 @@ static void ep_unlink(hca_ep *ep)
 	assert(!"endpoint not in its world");
 }
 
-int hca_ep_create(hca_world *w, const char *side, const char *addr, hca_ep **out)
+int hca_ep_create(hca_world *w, enum vocab_side side, const char *addr, hca_ep **out)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	hca_ep *ep;
 	int rc;
 
 	if (!w || !is_side(side) || !is_addr(addr) || !out)
 		return -EINVAL;
 	if (hca_fault_at1(w, side, FAULT_SITE_EP_CREATE, &f) && (rc = hca_fault_setup_call(w, &f)) < 0) {
-		HLOG(w, side, "ep_create", "addr=%s rc=%d", addr, rc);
+		SLOG(w, side, "ep_create", "addr=%s rc=%d", addr, rc);
 		return rc;
 	}
 	ep = ep_alloc(w, side);
@@ -295,7 +294,7 @@ int hca_ep_create(hca_world *w, const char *side, const char *addr, hca_ep **out
 		return -ENOMEM;
 	ep_link(ep);
 	rc = w->ops->ep_create(ep, addr);
-	HLOG(w, side, "ep_create", "addr=%s rc=%d", addr, rc);
+	SLOG(w, side, "ep_create", "addr=%s rc=%d", addr, rc);
 	if (rc < 0) {
 		ep_unlink(ep);
 		ep_free(ep);
@@ -313,7 +312,7 @@ static bool caps_ok(const struct hca_qp_caps *c)
 
 int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	int rc;
 
 	if (!ep || ep->setup || !caps_ok(caps))
@@ -321,7 +320,7 @@ int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
 	/* creating PD, CQs and QP (ep_setup), then the QP's RESET -> INIT (modify_qp) */
 	if ((hca_fault_at1(ep->w, ep->side, FAULT_SITE_EP_SETUP, &f) && (rc = hca_fault_setup_call(ep->w, &f)) < 0) ||
 	    (hca_fault_at1(ep->w, ep->side, FAULT_SITE_MODIFY_QP, &f) && (rc = hca_fault_setup_call(ep->w, &f)) < 0)) {
-		HLOG(ep->w, ep->side, "ep_setup", "send_wr=%u recv_wr=%u rc=%d", caps->max_send_wr,
+		SLOG(ep->w, ep->side, "ep_setup", "send_wr=%u recv_wr=%u rc=%d", caps->max_send_wr,
 		     caps->max_recv_wr, rc);
 		return rc;
 	}
@@ -333,7 +332,7 @@ int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
 	}
 	rc = ep->w->ops->ep_setup(ep, caps);
 out:
-	HLOG(ep->w, ep->side, "ep_setup", "send_wr=%u recv_wr=%u rc=%d", caps->max_send_wr,
+	SLOG(ep->w, ep->side, "ep_setup", "send_wr=%u recv_wr=%u rc=%d", caps->max_send_wr,
 	     caps->max_recv_wr, rc);
 	if (rc < 0) {
 		ring_fini(&ep->sends);
@@ -356,7 +355,7 @@ static void release_failed_mrs(hca_ep *ep)
 		next = mr->next;
 		if (!mr->dereg_failed)
 			continue;
-		HLOG(ep->w, ep->side, "dereg_mr", "len=%llu rc=%d leaked=1", (unsigned long long)mr->len,
+		SLOG(ep->w, ep->side, "dereg_mr", "len=%llu rc=%d leaked=1", (unsigned long long)mr->len,
 		     ep->w->ops->dereg_mr(mr));
 		mr_unlink(mr);
 		free(mr);
@@ -372,7 +371,7 @@ void hca_ep_destroy(hca_ep *ep)
 	w = ep->w;
 	release_failed_mrs(ep);
 	assert(ep->n_mrs == 0 && "deregister every MR before hca_ep_destroy");
-	HLOG(w, ep->side, "ep_destroy", "send_outstanding=%u", ep->send_outstanding);
+	SLOG(w, ep->side, "ep_destroy", "send_outstanding=%u", ep->send_outstanding);
 	ep_unlink(ep);
 	w->ops->ep_destroy(ep);
 	ep_free(ep);
@@ -381,7 +380,7 @@ void hca_ep_destroy(hca_ep *ep)
 
 /* ---- connection management ---------------------------------------------------------------- */
 
-int hca_listen(hca_world *w, const char *side, const char *addr, hca_listener **out)
+int hca_listen(hca_world *w, enum vocab_side side, const char *addr, hca_listener **out)
 {
 	hca_listener *l;
 	int rc;
@@ -392,10 +391,10 @@ int hca_listen(hca_world *w, const char *side, const char *addr, hca_listener **
 	if (!l)
 		return -ENOMEM;
 	l->w = w;
-	strcpy(l->side, side);
+	l->side = side;
 	l->addr = strdup(addr);
 	rc = l->addr ? w->ops->listen(l, addr) : -ENOMEM;
-	HLOG(w, side, "listen", "addr=%s rc=%d", addr, rc);
+	SLOG(w, side, "listen", "addr=%s rc=%d", addr, rc);
 	if (rc < 0) {
 		free(l->addr);
 		free(l);
@@ -425,7 +424,7 @@ int hca_listener_poll(hca_listener *l, hca_ep **ep, struct hca_cm_event *req)
 	*ep = l->spare;
 	l->spare = NULL;
 	ep_link(*ep);
-	HLOG(l->w, l->side, "connect_request", "pdata_len=%u", req->pdata_len);
+	SLOG(l->w, l->side, "connect_request", "pdata_len=%u", req->pdata_len);
 	return 1;
 }
 
@@ -459,7 +458,7 @@ void hca_listener_close(hca_listener *l)
 	if (!l)
 		return;
 	w = l->w;
-	HLOG(w, l->side, "listener_close", "addr=%s", l->addr);
+	SLOG(w, l->side, "listener_close", "addr=%s", l->addr);
 	for (hca_listener **pp = &w->listeners; *pp; pp = &(*pp)->next) {
 		if (*pp == l) {
 			*pp = l->next;
@@ -535,7 +534,7 @@ int hca_connect(hca_ep *ep, const struct hca_conn_params *p, uint64_t timeout_ns
 
 	if (!ep || !conn_params_ok(p, HCA_REQ_PDATA_MAX))
 		return -EINVAL;
-	HLOG(ep->w, ep->side, "connect", "pdata_len=%u retry=%u rnr_retry=%u",
+	SLOG(ep->w, ep->side, "connect", "pdata_len=%u retry=%u rnr_retry=%u",
 	     p->private_data_len, p->retry_count, p->rnr_retry_count);
 	/* rdma_connect, whose QP moves RTR -> RTS (modify_qp) */
 	rc = hca_fault_conn_call(ep, FAULT_SITE_CONNECT);
@@ -546,7 +545,7 @@ int hca_connect(hca_ep *ep, const struct hca_conn_params *p, uint64_t timeout_ns
 		rc = rc == 0 ? -ETIMEDOUT : rc;
 		rc = rc > 0 ? 0 : rc;
 	}
-	HLOG(ep->w, ep->side, "connect_done", "rc=%d", rc);
+	SLOG(ep->w, ep->side, "connect_done", "rc=%d", rc);
 	return rc;
 }
 
@@ -559,7 +558,7 @@ int hca_accept(hca_ep *ep, const struct hca_conn_params *p)
 	rc = hca_fault_conn_call(ep, FAULT_SITE_ACCEPT);
 	if (rc == 0)
 		rc = ep->w->ops->accept(ep, p);
-	HLOG(ep->w, ep->side, "accept", "pdata_len=%u rnr_retry=%u rc=%d", p->private_data_len,
+	SLOG(ep->w, ep->side, "accept", "pdata_len=%u rnr_retry=%u rc=%d", p->private_data_len,
 	     p->rnr_retry_count, rc);
 	hca_cq_drain(ep->w);
 	return rc;
@@ -572,7 +571,7 @@ int hca_reject(hca_ep *ep)
 	if (!ep)
 		return -EINVAL;
 	rc = ep->w->ops->reject(ep);
-	HLOG(ep->w, ep->side, "reject", "rc=%d", rc);
+	SLOG(ep->w, ep->side, "reject", "rc=%d", rc);
 	hca_cq_drain(ep->w);
 	return rc;
 }
@@ -597,7 +596,7 @@ int hca_disconnect(hca_ep *ep)
 	rc = ep->w->ops->disconnect(ep);
 	if (rc == 0 && ep->setup)       /* rdma_disconnect moves its own QP to ERR at once */
 		ep->err_ns = hca_min_u64(ep->err_ns, hca_now_ns(ep->w));
-	HLOG(ep->w, ep->side, "disconnect", "rc=%d", rc);
+	SLOG(ep->w, ep->side, "disconnect", "rc=%d", rc);
 	hca_cq_drain(ep->w);
 	return rc;
 }
@@ -633,7 +632,7 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 {
 	const int known = HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ;
 	char wbuf[HCA_LOG_FIELD_MAX], lbuf[16], rbuf[16];
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	hca_mr *mr;
 	int rc;
 
@@ -649,7 +648,7 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 	if (rc == 0)
 		rc = ep->w->ops->reg_mr(mr, access);
 	if (rc < 0) {
-		HLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x rc=%d",
+		SLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x rc=%d",
 		     where_str(ep, addr, len, wbuf, sizeof(wbuf)), (unsigned long long)len, access, rc);
 		free(mr);
 		return rc;
@@ -660,7 +659,7 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 	ep->mrs = mr;
 	ep->n_mrs++;
 	ep->w->n_mrs++;
-	HLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x lkey=%s rkey=%s",
+	SLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x lkey=%s rkey=%s",
 	     where_str(ep, addr, len, wbuf, sizeof(wbuf)), (unsigned long long)len, access,
 	     hca_key_str(ep->w, mr->lkey, lbuf, sizeof(lbuf)), hca_key_str(ep->w, mr->rkey, rbuf, sizeof(rbuf)));
 	hca_wait_pass_time(ep->w, reg_cost_ns(&ep->w->cost, addr, len));
@@ -671,7 +670,7 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 int hca_dereg_mr(hca_mr *mr)
 {
 	char wbuf[HCA_LOG_FIELD_MAX], rbuf[16];
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	hca_ep *ep;
 	int rc = 0;
 
@@ -683,7 +682,7 @@ int hca_dereg_mr(hca_mr *mr)
 	mr->dereg_failed = rc < 0;    /* still registered: hca_ep_destroy releases it */
 	if (rc == 0)
 		rc = ep->w->ops->dereg_mr(mr);
-	HLOG(ep->w, ep->side, "dereg_mr", "%s len=%llu rkey=%s rc=%d",
+	SLOG(ep->w, ep->side, "dereg_mr", "%s len=%llu rkey=%s rc=%d",
 	     where_str(ep, mr->addr, mr->len, wbuf, sizeof(wbuf)), (unsigned long long)mr->len,
 	     hca_key_str(ep->w, mr->rkey, rbuf, sizeof(rbuf)), rc);
 	if (rc < 0)
@@ -708,7 +707,7 @@ int hca_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 
 int hca_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	int rc = 0;
 
 	if (!ep || !ep->setup)
@@ -719,7 +718,7 @@ int hca_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint3
 		rc = hca_fault_before(ep, &f);
 	if (rc == 0)
 		rc = ep->w->ops->post_recv(ep, wr_id, addr, len, lkey);
-	HLOG(ep->w, ep->side, "post_recv", "wr_id=0x%llx len=%u rc=%d", (unsigned long long)wr_id,
+	SLOG(ep->w, ep->side, "post_recv", "wr_id=0x%llx len=%u rc=%d", (unsigned long long)wr_id,
 	     len, rc);
 	if (rc < 0)
 		return rc;
@@ -731,13 +730,13 @@ int hca_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint3
 
 int hca_qp_to_error(hca_ep *ep)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	int rc;
 
 	if (!ep || !ep->setup)
 		return -EINVAL;
 	if (hca_fault_at1(ep->w, ep->side, FAULT_SITE_MODIFY_QP, &f) && (rc = hca_fault_setup_call(ep->w, &f)) < 0) {
-		HLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
+		SLOG(ep->w, ep->side, "qp_to_error", "rc=%d", rc);
 		return rc;
 	}
 	rc = hca_ep_to_error_now(ep);
@@ -745,18 +744,15 @@ int hca_qp_to_error(hca_ep *ep)
 	return rc;
 }
 
-void hca_world_set_memlock(hca_world *w, const char *side, uint64_t bytes)
+void hca_world_set_memlock(hca_world *w, enum vocab_side side, uint64_t bytes)
 {
-	assert(w && side && (!strcmp(side, "src") || !strcmp(side, "dst")));
-	if (!strcmp(side, "dst"))
-		w->memlock_dst = bytes;
-	else
-		w->memlock_src = bytes;
-	HLOG(w, side, "memlock", "bytes=%llu", (unsigned long long)bytes);
+	assert(w && is_side(side));
+	w->memlock[side] = bytes;
+	SLOG(w, side, "memlock", "bytes=%llu", (unsigned long long)bytes);
 }
 
-uint64_t hca_world_memlock(const hca_world *w, const char *side)
+uint64_t hca_world_memlock(const hca_world *w, enum vocab_side side)
 {
-	assert(w && side && (!strcmp(side, "src") || !strcmp(side, "dst")));
-	return !strcmp(side, "dst") ? w->memlock_dst : w->memlock_src;
+	assert(w && is_side(side));
+	return w->memlock[side];
 }

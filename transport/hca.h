@@ -23,7 +23,7 @@
  *
  * Errors: functions return 0 / 1 (got something) or a negative errno from the call that
  * failed; completions carry ibv_wc_status values; CM events come from hca_ep_poll_event.
- * The protocol maps them to named causes (faults/cause.h). Every call is logged to the
+ * The protocol maps them to named causes (vocab/cause.h). Every call is logged to the
  * world's evlog with its side. */
 #ifndef MIGBED_TRANSPORT_HCA_H
 #define MIGBED_TRANSPORT_HCA_H
@@ -35,7 +35,6 @@
 #include "vocab/vocab.h"
 
 struct mem;
-struct fault_plan;
 
 enum hca_backend_kind { HCA_BACKEND_MODEL, HCA_BACKEND_VERBS };
 
@@ -104,6 +103,16 @@ struct hca_conn_params {       /* QEMU connect: initiator_depth 2, retry_count 5
 	uint8_t rnr_retry_count;
 };
 
+/* A SEND that carries one of the protocol's control messages (docs/protocol.md, 'Control
+ * messages'). The seam does not read the wire format: the type names the call's fault site
+ * msg.TYPE, and `corrupt` carries out the fault action corrupt on the message in place (msg,
+ * len: the WR's bytes; how: enum fault_corrupt), false when there is nothing to change (no
+ * payload). */
+struct hca_ctl_msg {
+	unsigned type;             /* enum vocab_msg_type, < VOCAB_MSG_TYPE_COUNT */
+	bool (*corrupt)(uint8_t *msg, uint32_t len, int how);
+};
+
 struct hca_send_wr {
 	uint64_t wr_id;
 	enum hca_send_opcode opcode;
@@ -113,6 +122,7 @@ struct hca_send_wr {
 	uint64_t remote_addr;      /* RDMA WRITE only */
 	uint32_t rkey;             /* RDMA WRITE only */
 	bool signaled;             /* migbed always signals; unsignaled WRs are rejected (-EINVAL) */
+	const struct hca_ctl_msg *ctl; /* SEND: the control message it carries; NULL: none */
 };
 
 struct hca_cost {
@@ -148,21 +158,46 @@ evlog *hca_world_evlog(hca_world *w);
 enum hca_backend_kind hca_world_kind(const hca_world *w);
 const char *hca_world_backend_name(const hca_world *w);
 int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg);
-/* Attach a fault plan (faults/fault.h, docs/faults.md): from now on every fallible call of
- * the world's "src" / "dst" endpoints is counted under its fault sites and may be failed as
- * the plan says, on either backend. Borrowed: the plan must outlive the world. NULL: none. */
-void hca_world_set_faults(hca_world *w, struct fault_plan *p);
-/* One allocation of migbed's own on `side` ("src" / "dst"), the plan's `alloc` site: 0 to go
- * on, or the injected -errno, which the caller handles as the allocation's failure (no
- * allocation is made). Call it just before the allocation it stands for. */
-int hca_fault_alloc(hca_world *w, const char *side);
+
+/* ---- the fault hook (docs/faults.md) ----------------------------------------------------
+ * The seam asks the world's hook at every fallible call, identically on both backends: the
+ * call's fault sites (vocab/vocab.h; distinct, most specific first: a READY SEND is
+ * msg.ready, post_send.send, post_send), its side and the virtual time. The hook counts the
+ * call (under each site) and answers false (go on), or true with what to do: an action of
+ * VOCAB_FAULT_ACTION with its argument or delay, the site and call number it fired on, and
+ * the action's text for the log. The seam carries it out and logs it (hca_fault.h says how);
+ * a control message's corruption is the protocol's own (struct hca_ctl_msg); `die` kills the
+ * process. The hook must not call back into the seam. faults/fault_hook.h answers it from a
+ * fault plan; whoever builds the run (run/) wires the two. */
+#define HCA_FAULT_TEXT_MAX 64
+struct hca_fault_answer {
+	enum fault_action action;
+	int arg;                   /* errno value, enum hca_wc_status, enum hca_cm_event_type, enum fault_corrupt */
+	uint64_t delay_ns;         /* delay */
+	enum fault_site site;      /* the site it fired on (one of the call's) */
+	uint64_t call;             /* the call's number under (site, side), 1-based */
+	char text[HCA_FAULT_TEXT_MAX]; /* the action as a rule spells it: "errno(ENOMEM)", "delay(5ms)" */
+};
+struct hca_fault_hook {
+	bool (*check)(void *ctx, const enum fault_site *sites, size_t n_sites, enum vocab_side side,
+		      uint64_t now_ns, struct hca_fault_answer *a);
+	void *ctx;
+};
+/* From now on ask h (copied; ctx is borrowed and must outlive the world). NULL, or a NULL
+ * check: no hook, no call is asked or counted. */
+void hca_world_set_fault_hook(hca_world *w, const struct hca_fault_hook *h);
+/* One allocation of migbed's own on `side`, the `alloc` fault site: 0 to go on, or the
+ * injected -errno, which the caller handles as the allocation's failure (no allocation is
+ * made). Call it just before the allocation it stands for. */
+int hca_fault_alloc(hca_world *w, enum vocab_side side);
 /* Outstanding verbs objects (ep, mr, listener) of the world: 0 after a clean teardown. */
 uint64_t hca_world_live_objects(const hca_world *w);
 
 /* ---- connection management (rdma_cm-like) ---------------------------------------------
  * Addresses: model "NAME" (any token, e.g. "model:1"); verbs "IP:PORT" plus an optional
- * device restriction ("198.18.0.1:29200"). side is "src" or "dst" (for logs). */
-int hca_listen(hca_world *w, const char *side, const char *addr, hca_listener **out);
+ * device restriction ("198.18.0.1:29200"). side: the migration side the endpoint plays (its
+ * log lines, its fault calls); another value is -EINVAL. */
+int hca_listen(hca_world *w, enum vocab_side side, const char *addr, hca_listener **out);
 /* Nonblocking: 1 and a new endpoint (QP not yet created) + the request's private data;
  * 0 if no request pending; <0 errno. */
 int hca_listener_poll(hca_listener *l, hca_ep **ep, struct hca_cm_event *req);
@@ -172,7 +207,7 @@ int hca_listener_wait(hca_listener *l, uint64_t timeout_ns, hca_ep **ep,
 void hca_listener_close(hca_listener *l);
 
 /* Active side: resolve address and route (verbs: rdma_resolve_addr/route). */
-int hca_ep_create(hca_world *w, const char *side, const char *addr, hca_ep **out);
+int hca_ep_create(hca_world *w, enum vocab_side side, const char *addr, hca_ep **out);
 /* PD, send CQ and recv CQ (each with a completion channel), RC QP. */
 int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps);
 /* Blocking connect: 0 on ESTABLISHED with the peer's private data in *reply; -ECONNREFUSED
@@ -187,7 +222,7 @@ int hca_ep_poll_event(hca_ep *ep, struct hca_cm_event *ev);
 int hca_disconnect(hca_ep *ep);
 /* Destroys QP, CQs, channels, PD and id. MRs must have been deregistered (asserted). */
 void hca_ep_destroy(hca_ep *ep);
-const char *hca_ep_side(const hca_ep *ep);
+enum vocab_side hca_ep_side(const hca_ep *ep);
 /* The world the endpoint belongs to. */
 hca_world *hca_ep_world(hca_ep *ep);
 /* Tell the model which guest memory backs addresses on this endpoint's side (STAMP
@@ -226,8 +261,8 @@ int hca_world_wait(hca_world *w, uint64_t timeout_ns);
 /* Model backend: let one side pin at most `bytes` (0: no limit), counted like the kernel's
  * RLIMIT_MEMLOCK accounting (every MR, overlaps included, page granular); a registration
  * over it fails with -ENOMEM. Real verbs use the real limit (migbed dest --dst-memlock). */
-void hca_world_set_memlock(hca_world *w, const char *side, uint64_t bytes);
-uint64_t hca_world_memlock(const hca_world *w, const char *side);
+void hca_world_set_memlock(hca_world *w, enum vocab_side side, uint64_t bytes);
+uint64_t hca_world_memlock(const hca_world *w, enum vocab_side side);
 /* Number of posted send WRs whose completions have not been polled yet. */
 uint32_t hca_ep_send_outstanding(const hca_ep *ep);
 

@@ -137,7 +137,7 @@ static int drain_cm(hca_ep *ep)
 			return 0;             /* stays queued in the backend */
 		if ((rc = ep->w->ops->poll_event(ep, &ev)) <= 0)
 			return rc;
-		HLOG(ep->w, ep->side, "cm_event", "type=%s status=%d", hca_cm_event_name(ev.type),
+		SLOG(ep->w, ep->side, "cm_event", "type=%s status=%d", hca_cm_event_name(ev.type),
 		     ev.status);
 		for (int copies = hca_fault_cm(ep, &ev); copies > 0; copies--) {
 			if (ring_reserve(&ep->cm, 1) != 0)
@@ -231,7 +231,7 @@ static int ep_pop_visible(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
 		return 0;
 	ring_pop(q, wc);
 	hca_cq_retire(ep, cq);
-	HLOG(ep->w, ep->side, "wc", "wr_id=0x%llx op=%s status=%s len=%u",
+	SLOG(ep->w, ep->side, "wc", "wr_id=0x%llx op=%s status=%s len=%u",
 	     (unsigned long long)wc->wr_id, wc_op_str(wc->opcode), hca_wc_status_name(wc->status),
 	     wc->byte_len);
 	return 1;
@@ -294,10 +294,10 @@ int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc
 	cw.deadline_ns = hca_sat_add(hca_now_ns(ep->w), timeout_ns);
 	rc = hca_wait_until(ep->w, timeout_ns, cq_check, &cw);
 	if (rc == 0)
-		HLOG(ep->w, ep->side, "wait_timeout", "cq=%s ns=%llu",
+		SLOG(ep->w, ep->side, "wait_timeout", "cq=%s ns=%llu",
 		     cq == HCA_CQ_SEND ? "send" : "recv", (unsigned long long)timeout_ns);
 	else if (rc < 0)
-		HLOG(ep->w, ep->side, "wait_error", "cq=%s rc=%d", cq == HCA_CQ_SEND ? "send" : "recv",
+		SLOG(ep->w, ep->side, "wait_error", "cq=%s rc=%d", cq == HCA_CQ_SEND ? "send" : "recv",
 		     rc);
 	return rc;
 }
@@ -326,11 +326,11 @@ void hca_cq_log_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 	char kbuf[16];
 
 	if (wr->opcode == HCA_WR_RDMA_WRITE)
-		HLOG(ep->w, ep->side, "post_send", "op=write wr_id=0x%llx len=%u rkey=%s",
+		SLOG(ep->w, ep->side, "post_send", "op=write wr_id=0x%llx len=%u rkey=%s",
 		     (unsigned long long)wr->wr_id, wr->length,
 		     hca_key_str(ep->w, wr->rkey, kbuf, sizeof(kbuf)));
 	else
-		HLOG(ep->w, ep->side, "post_send", "op=send wr_id=0x%llx len=%u",
+		SLOG(ep->w, ep->side, "post_send", "op=send wr_id=0x%llx len=%u",
 		     (unsigned long long)wr->wr_id, wr->length);
 }
 
@@ -364,7 +364,7 @@ int hca_cq_post_send(hca_ep *ep, const struct hca_send_wr *wr, uint64_t extra_ns
 		ring_drop_back(&ep->sends);
 		if (peer)
 			ring_drop_back(&peer->arrivals);
-		HLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d",
+		SLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d",
 		     (unsigned long long)wr->wr_id, rc);
 		return rc;
 	}

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
+#include "faults/fault_hook.h"
 #include "transport/hca.h"
 
 #define ADDR "model:err"
@@ -189,9 +190,9 @@ static int scenario(struct run *r)
 		return rc;
 	rc = hca_world_add_progress(r->w, acceptor, r);
 	if (rc == 0)
-		rc = hca_listen(r->w, "dst", ADDR, &r->l);
+		rc = hca_listen(r->w, VOCAB_SIDE_DST, ADDR, &r->l);
 	if (rc == 0)
-		rc = hca_ep_create(r->w, "src", ADDR, &r->src);
+		rc = hca_ep_create(r->w, VOCAB_SIDE_SRC, ADDR, &r->src);
 	if (rc == 0)
 		rc = hca_ep_setup(r->src, &caps);
 	if (rc == 0)
@@ -289,10 +290,10 @@ static void pair_open(struct pair *p, uint8_t accept_rnr, fault_plan *plan)
 	memset(p, 0, sizeof(*p));
 	p->accept_rnr = accept_rnr;
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &p->w), 0);
-	hca_world_set_faults(p->w, plan);
+	fault_plan_attach(p->w, plan);
 	assert_int_equal(hca_world_add_progress(p->w, pair_acceptor, p), 0);
-	assert_int_equal(hca_listen(p->w, "dst", ADDR, &p->l), 0);
-	assert_int_equal(hca_ep_create(p->w, "src", ADDR, &p->src), 0);
+	assert_int_equal(hca_listen(p->w, VOCAB_SIDE_DST, ADDR, &p->l), 0);
+	assert_int_equal(hca_ep_create(p->w, VOCAB_SIDE_SRC, ADDR, &p->src), 0);
 	assert_int_equal(hca_ep_setup(p->src, &caps), 0);
 	assert_int_equal(hca_connect(p->src, &cp, TIMEOUT_NS, NULL), 0);
 	assert_int_equal(hca_reg_mr(p->src, (uint64_t)(uintptr_t)sbuf, sizeof(sbuf), HCA_ACCESS_LOCAL_WRITE, &p->smr), 0);
@@ -436,8 +437,8 @@ static void test_unclean_world_is_released_entirely(void **state)
 	pair_open(&p, 0, NULL);
 	assert_int_equal(hca_reg_mr(p.src, (uint64_t)(uintptr_t)sbuf + 4096, 4096, 0, &extra), 0);
 	assert_int_equal(hca_listener_poll(p.l, &ep, &ev), 0);    /* keeps a spare endpoint */
-	assert_int_equal(hca_listen(p.w, "dst", "model:queued", &l2), 0);
-	assert_int_equal(hca_ep_create(p.w, "src", "model:queued", &waiting), 0);
+	assert_int_equal(hca_listen(p.w, VOCAB_SIDE_DST, "model:queued", &l2), 0);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, "model:queued", &waiting), 0);
 	assert_int_equal(hca_ep_setup(waiting, &caps), 0);
 	assert_int_equal(hca_connect(waiting, &cp, 1000, NULL), -ETIMEDOUT);
 	assert_int_equal(hca_world_live_objects(p.w), 2 + 3 + 3);

@@ -1,5 +1,5 @@
-/* hca_fault - the adapter between the seam's calls and the fault plan (see hca_fault.h for
- * the contract, docs/faults.md for the actions). */
+/* hca_fault - the seam's side of the fault hook: asking it, carrying out its answers (see
+ * hca_fault.h for the contract, docs/faults.md for the actions). */
 #include "transport/hca_fault.h"
 
 #include <assert.h>
@@ -7,32 +7,27 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "sim/mem.h"
 #include "transport/hca_cq.h"
 #include "transport/hca_wait.h"
-#include "transport/wire.h"
 
-#define HCA_FAULT_WRID_BITS (UINT64_C(0x3fff) << 16)   /* corrupt(wr_id): wire.h block bits 16..29 */
+#define HCA_FAULT_WRID_BITS (UINT64_C(0x3fff) << 16)   /* corrupt(wr_id): the protocol's block bits 16..29 */
 
-void hca_world_set_faults(hca_world *w, fault_plan *p)
+void hca_world_set_fault_hook(hca_world *w, const struct hca_fault_hook *h)
 {
 	assert(w);
-	w->faults = p;
+	w->faults = h ? *h : (struct hca_fault_hook){ 0 };
 }
 
-/* Ask the plan about one call of `side` under sites (most specific first): true and *f when
- * a rule fires. Every injection is logged; `die` never returns. */
-bool hca_fault_at(hca_world *w, const char *side, const enum fault_site *sites, size_t n,
-		  struct fault_fire *f)
+/* Ask the hook about one call of `side` under sites (most specific first): true and *f when
+ * it fires. Every injection is logged; `die` never returns. */
+bool hca_fault_at(hca_world *w, enum vocab_side side, const enum fault_site *sites, size_t n,
+		  struct hca_fault_answer *f)
 {
-	char act[HCA_LOG_FIELD_MAX];
-	int fs = w->faults ? fault_side_lookup(side) : -1;
-
-	if (fs < 0 || !fault_plan_check(w->faults, sites, n, (enum fault_side)fs, hca_now_ns(w), f))
+	assert((unsigned)side < VOCAB_SIDE_COUNT && n > 0);
+	if (!w->faults.check || !w->faults.check(w->faults.ctx, sites, n, side, hca_now_ns(w), f))
 		return false;
-	fault_action_format(f->action, f->arg, f->delay_ns, act, sizeof(act));
-	HLOG(w, side, "fault", "site=%s side=%s call=%llu action=%s", fault_site_name(f->site), side,
-	     (unsigned long long)f->call, act);
+	SLOG(w, side, "fault", "site=%s side=%s call=%llu action=%s", vocab_fault_site_token((int)f->site),
+	     vocab_side_token(side), (unsigned long long)f->call, f->text);
 	if (f->action == FAULT_ACT_DIE) {
 		raise(SIGKILL);           /* a crash, not an exit: nothing is flushed */
 		_exit(128 + SIGKILL);
@@ -41,16 +36,16 @@ bool hca_fault_at(hca_world *w, const char *side, const enum fault_site *sites, 
 }
 
 /* One-site form. */
-bool hca_fault_at1(hca_world *w, const char *side, enum fault_site site, struct fault_fire *f)
+bool hca_fault_at1(hca_world *w, enum vocab_side side, enum fault_site site, struct hca_fault_answer *f)
 {
 	return hca_fault_at(w, side, &site, 1, f);
 }
 
-int hca_fault_alloc(hca_world *w, const char *side)
+int hca_fault_alloc(hca_world *w, enum vocab_side side)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 
-	assert(w && side);
+	assert(w);
 	if (!hca_fault_at1(w, side, FAULT_SITE_ALLOC, &f))
 		return 0;
 	assert(f.action == FAULT_ACT_ERRNO);   /* the only other one, die, does not return */
@@ -78,12 +73,12 @@ static void push_synthetic_event(hca_ep *ep, int type)
 	if (ring_reserve(&ep->cm, 1) != 0)
 		return;
 	ring_push(&ep->cm, &ev);
-	HLOG(ep->w, ep->side, "cm_event", "type=%s status=0 injected=1", hca_cm_event_name(type));
+	SLOG(ep->w, ep->side, "cm_event", "type=%s status=0 injected=1", hca_cm_event_name(type));
 }
 
 /* Actions at a call site other than a send WR: 0 to go on with the call (after the side
  * effect), or -errno to fail it. */
-int hca_fault_before(hca_ep *ep, const struct fault_fire *f)
+int hca_fault_before(hca_ep *ep, const struct hca_fault_answer *f)
 {
 	switch (f->action) {
 	case FAULT_ACT_ERRNO:
@@ -115,11 +110,11 @@ void hca_fault_kill_due(hca_ep *ep)
 		return;
 	ep->kill_ns = HCA_NO_ERROR;
 	hca_fault_kill_qp(ep, ep->kill_status);
-	HLOG(ep->w, ep->side, "qp_to_error", "rc=0 fault=%s", hca_wc_status_name(ep->kill_status));
+	SLOG(ep->w, ep->side, "qp_to_error", "rc=0 fault=%s", hca_wc_status_name(ep->kill_status));
 }
 
 /* Actions at a setup call (ep_create, ep_setup, modify_qp, connect, accept): errno or delay. */
-int hca_fault_setup_call(hca_world *w, const struct fault_fire *f)
+int hca_fault_setup_call(hca_world *w, const struct hca_fault_answer *f)
 {
 	if (f->action == FAULT_ACT_ERRNO)
 		return -f->arg;
@@ -131,7 +126,7 @@ int hca_fault_setup_call(hca_world *w, const struct fault_fire *f)
 /* connect / accept, then the QP's RTR -> RTS (modify_qp): 0 or the injected -errno. */
 int hca_fault_conn_call(hca_ep *ep, enum fault_site site)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	int rc = 0;
 
 	if (hca_fault_at1(ep->w, ep->side, site, &f))
@@ -146,7 +141,7 @@ int hca_fault_conn_call(hca_ep *ep, enum fault_site site)
  * false: the completion is dropped. */
 bool hca_fault_wc(hca_ep *ep, struct hca_wc *wc, uint64_t *t_ns)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	enum fault_site site = wc->opcode == HCA_WC_OP_RECV	      ? FAULT_SITE_WC_RECV
 			       : wc->opcode == HCA_WC_OP_RDMA_WRITE ? FAULT_SITE_WC_WRITE
 								    : FAULT_SITE_WC_SEND;
@@ -181,11 +176,11 @@ bool hca_fault_wc(hca_ep *ep, struct hca_wc *wc, uint64_t *t_ns)
 /* CM event faults: how many copies of ev to deliver (0 drop, 1, 2 duplicate). */
 int hca_fault_cm(hca_ep *ep, const struct hca_cm_event *ev)
 {
-	struct fault_fire f;
+	struct hca_fault_answer f;
 	enum fault_site sites[2] = { FAULT_SITE_CM, FAULT_SITE_CM };
 	size_t n = 0;
 
-	if (ev->type >= 0 && ev->type < FAULT_CM_EVENTS)
+	if (ev->type >= 0 && ev->type < VOCAB_CM_EVENT_COUNT)
 		sites[n++] = fault_site_cm(ev->type);
 	sites[n++] = FAULT_SITE_CM;
 	if (!hca_fault_at(ep->w, ep->side, sites, n, &f))
@@ -193,62 +188,17 @@ int hca_fault_cm(hca_ep *ep, const struct hca_cm_event *ev)
 	return f.action == FAULT_ACT_DROP ? 0 : f.action == FAULT_ACT_DUPLICATE ? 2 : 1;
 }
 
-/* The 16-byte control header at the start of a SEND when it lies in plain registered memory
- * (never in a guest block, whose STAMP pages have no bytes): a pointer, or NULL. */
-static uint8_t *send_header(hca_ep *ep, const struct hca_send_wr *wr)
+/* The sites of a send WR, most specific first: msg.TYPE (a control message, as the protocol
+ * says), post_send.send or post_send.write, post_send. */
+static size_t send_sites(const struct hca_send_wr *wr, enum fault_site *sites)
 {
-	size_t b;
-	uint64_t off;
-
-	if (wr->opcode != HCA_WR_SEND || wr->length < WIRE_HDR_BYTES)
-		return NULL;
-	if (ep->guest && mem_resolve(ep->guest, wr->local_addr, WIRE_HDR_BYTES, &b, &off) == 0)
-		return NULL;
-	for (const hca_mr *mr = ep->mrs; mr; mr = mr->next)
-		if (mr->lkey == wr->lkey && wr->local_addr >= mr->addr &&
-		    wr->local_addr - mr->addr <= mr->len - WIRE_HDR_BYTES && mr->len >= WIRE_HDR_BYTES)
-			return (uint8_t *)(uintptr_t)wr->local_addr;
-	return NULL;
-}
-
-/* The sites of a send WR, most specific first: msg.TYPE (a control message), post_send.send
- * or post_send.write, post_send. */
-static size_t send_sites(hca_ep *ep, const struct hca_send_wr *wr, enum fault_site *sites,
-			 uint8_t **hdr)
-{
-	struct wire_hdr h;
 	size_t n = 0;
 
-	*hdr = ep->w->faults ? send_header(ep, wr) : NULL;
-	if (*hdr && wire_hdr_decode(*hdr, WIRE_HDR_BYTES, &h) >= 0 && h.type < FAULT_MSG_TYPES)
-		sites[n++] = fault_site_msg(h.type);
-	else
-		*hdr = NULL;
+	if (wr->opcode == HCA_WR_SEND && wr->ctl && wr->ctl->type < VOCAB_MSG_TYPE_COUNT)
+		sites[n++] = fault_site_msg(wr->ctl->type);
 	sites[n++] = wr->opcode == HCA_WR_SEND ? FAULT_SITE_POST_SEND_SEND : FAULT_SITE_POST_SEND_WRITE;
 	sites[n++] = FAULT_SITE_POST_SEND;
 	return n;
-}
-
-/* corrupt: change the header (big-endian fields) or the first payload byte in place; the
- * sender encodes a fresh header for its next message. false: nothing to corrupt. */
-static bool corrupt_message(uint8_t *hdr, uint32_t length, int how)
-{
-	switch (how) {
-	case FAULT_CORRUPT_LEN:
-		hdr[0] ^= 0x40;           /* len + 1 GiB: "too long length" */
-		return true;
-	case FAULT_CORRUPT_TYPE:
-		hdr[7] ^= 0x80;           /* an unknown type */
-		return true;
-	case FAULT_CORRUPT_REPEAT:
-		hdr[9] ^= 0x01;           /* repeat +/- 65536: over 4096 */
-		return true;
-	default:
-		if (length <= WIRE_HDR_BYTES)
-			return false;
-		hdr[WIRE_HDR_BYTES] ^= 0xff;
-		return true;
-	}
 }
 
 /* A send WR the front end completes itself with `status`: SUCCESS (drop: it occupies the
@@ -271,8 +221,7 @@ static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
 	return 0;
 }
 
-static int post_send_fault(hca_ep *ep, const struct hca_send_wr *wr, const struct fault_fire *f,
-			   uint8_t *hdr)
+static int post_send_fault(hca_ep *ep, const struct hca_send_wr *wr, const struct hca_fault_answer *f)
 {
 	int rc;
 
@@ -286,17 +235,18 @@ static int post_send_fault(hca_ep *ep, const struct hca_send_wr *wr, const struc
 	case FAULT_ACT_DUPLICATE:
 		rc = hca_cq_post_send(ep, wr, 0);
 		if (rc == 0 && hca_cq_post_send(ep, wr, 0) != 0)
-			HLOG(ep->w, ep->side, "fault_noop", "action=duplicate reason=send_queue_full");
+			SLOG(ep->w, ep->side, "fault_noop", "action=duplicate reason=send_queue_full");
 		return rc;
 	case FAULT_ACT_CORRUPT:
-		assert(hdr && "corrupt applies to control messages only (msg.* sites)");
-		if (!corrupt_message(hdr, wr->length, f->arg))
-			HLOG(ep->w, ep->side, "fault_noop", "action=corrupt reason=no_payload");
+		/* the protocol changes its own message: the seam does not know the wire format */
+		assert(wr->ctl && wr->ctl->corrupt && "corrupt applies to control messages only (msg.* sites)");
+		if (!wr->ctl->corrupt((uint8_t *)(uintptr_t)wr->local_addr, wr->length, f->arg))
+			SLOG(ep->w, ep->side, "fault_noop", "action=corrupt reason=no_payload");
 		return hca_cq_post_send(ep, wr, 0);
 	default:
 		rc = hca_fault_before(ep, f);
 		if (rc < 0) {
-			HLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d", (unsigned long long)wr->wr_id, rc);
+			SLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d", (unsigned long long)wr->wr_id, rc);
 			return rc;
 		}
 		return hca_cq_post_send(ep, wr, 0);
@@ -306,12 +256,10 @@ static int post_send_fault(hca_ep *ep, const struct hca_send_wr *wr, const struc
 int hca_fault_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 {
 	enum fault_site sites[3];
-	struct fault_fire f;
-	uint8_t *hdr;
-	size_t n;
+	struct hca_fault_answer f;
+	size_t n = send_sites(wr, sites);
 
-	n = send_sites(ep, wr, sites, &hdr);
 	if (hca_fault_at(ep->w, ep->side, sites, n, &f))
-		return post_send_fault(ep, wr, &f, hdr);
+		return post_send_fault(ep, wr, &f);
 	return hca_cq_post_send(ep, wr, 0);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "faults/fault.h"
+#include "faults/fault_hook.h"
 #include "sim/evlog.h"
 #include "sim/mem.h"
 #include "transport/hca.h"
@@ -67,10 +68,10 @@ static void pair_open_log(struct pair *p, const char *const *specs, size_t n, ev
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, ev, &p->w), 0);
 	if (ev)
 		evlog_set_clock(ev, hca_world_clock(p->w));
-	hca_world_set_faults(p->w, p->plan);
+	fault_plan_attach(p->w, p->plan);
 	assert_int_equal(hca_world_add_progress(p->w, accept_progress, p), 0);
-	assert_int_equal(hca_listen(p->w, "dst", ADDR, &p->l), 0);
-	assert_int_equal(hca_ep_create(p->w, "src", ADDR, &p->src), 0);
+	assert_int_equal(hca_listen(p->w, VOCAB_SIDE_DST, ADDR, &p->l), 0);
+	assert_int_equal(hca_ep_create(p->w, VOCAB_SIDE_SRC, ADDR, &p->src), 0);
 	assert_int_equal(hca_ep_setup(p->src, &caps), 0);
 	assert_int_equal(hca_connect(p->src, &cp, TIMEOUT_NS, &reply), 0);
 	assert_non_null(p->dst);
@@ -102,13 +103,16 @@ static void pair_close(struct pair *p)
 	free(p->dbuf);
 }
 
-/* A control message of `type` at offset off of the source buffer, posted as a SEND. */
+/* A control message of `type` at offset off of the source buffer, posted as a SEND that names
+ * its type to the seam, as the protocol's ctl_post_send does. */
 static int send_msg(struct pair *p, uint64_t wr_id, uint32_t off, uint32_t type, uint32_t len)
 {
 	struct wire_hdr h = { .len = len, .type = type, .repeat = 1 };
+	const struct hca_ctl_msg msg = { .type = type, .corrupt = wire_corrupt };
 	wire_hdr_encode(&h, p->sbuf + off, WIRE_HDR_BYTES);
 	struct hca_send_wr wr = { .wr_id = wr_id, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)p->sbuf + off,
-				  .length = WIRE_HDR_BYTES + len, .lkey = hca_mr_lkey(p->smr), .signaled = true };
+				  .length = WIRE_HDR_BYTES + len, .lkey = hca_mr_lkey(p->smr), .signaled = true,
+				  .ctl = &msg };
 	return hca_post_send(p->src, &wr);
 }
 
@@ -374,13 +378,13 @@ static void test_cm_drop_and_connect_errno(void **state)
 	assert_int_equal(fault_plan_add_spec(plan, "connect -> errno(ECONNREFUSED)", NULL), 0);
 	assert_int_equal(fault_plan_add_spec(plan, "ep_setup@dst -> errno(ENOMEM)", NULL), 0);
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &w), 0);
-	hca_world_set_faults(w, plan);
-	assert_int_equal(hca_listen(w, "dst", ADDR, &l), 0);
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	fault_plan_attach(w, plan);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, ADDR, &l), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(hca_connect(ep, &cp, TIMEOUT_NS, &ev), -ECONNREFUSED);
 	hca_ep_destroy(ep);
-	assert_int_equal(hca_ep_create(w, "dst", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_DST, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), -ENOMEM);
 	hca_ep_destroy(ep);
 	hca_listener_close(l);
@@ -446,13 +450,106 @@ static hca_world *plan_world(const char *const *specs, size_t n, evlog *ev, faul
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, ev, &w), 0);
 	if (ev)
 		evlog_set_clock(ev, hca_world_clock(w));
-	hca_world_set_faults(w, *plan);
+	fault_plan_attach(w, *plan);
 	return w;
 }
 
 static uint64_t clock_ns(hca_world *w)
 {
 	return vclock_now_ns(hca_world_clock(w));
+}
+
+/* ---- the hook's contract, without a plan ------------------------------------------------------ */
+
+/* A hook of the test's own: records what the seam asks, fires errno(EIO) on the send WR
+ * number `fail_send` (0-based). */
+#define STUB_CALLS 64
+struct stub_hook {
+	int calls, sends, fail_send;
+	enum fault_site sites[STUB_CALLS][4];
+	size_t n_sites[STUB_CALLS];
+	enum vocab_side side[STUB_CALLS];
+};
+
+static bool stub_check(void *ctx, const enum fault_site *sites, size_t n, enum vocab_side side, uint64_t now_ns,
+		       struct hca_fault_answer *a)
+{
+	struct stub_hook *h = ctx;
+	int i = h->calls++;
+
+	(void)now_ns;
+	assert_true(i < STUB_CALLS && n >= 1 && n <= 4);
+	memcpy(h->sites[i], sites, n * sizeof *sites);
+	h->n_sites[i] = n;
+	h->side[i] = side;
+	if (sites[n - 1] != FAULT_SITE_POST_SEND || h->sends++ != h->fail_send)
+		return false;
+	*a = (struct hca_fault_answer){ .action = FAULT_ACT_ERRNO, .arg = EIO, .site = sites[0], .call = 7 };
+	snprintf(a->text, sizeof a->text, "errno(EIO)");
+	return true;
+}
+
+/* The sites of the k-th send WR the stub saw (0-based): their count, copied to out. */
+static size_t stub_send(const struct stub_hook *h, int k, enum fault_site *out)
+{
+	for (int i = 0; i < h->calls; i++) {
+		if (h->sites[i][h->n_sites[i] - 1] != FAULT_SITE_POST_SEND || k-- > 0)
+			continue;
+		assert_int_equal(h->side[i], VOCAB_SIDE_SRC);
+		memcpy(out, h->sites[i], h->n_sites[i] * sizeof *out);
+		return h->n_sites[i];
+	}
+	fail_msg("no send WR %d", k);
+	return 0;
+}
+
+/* The seam puts each fallible call to the hook with its sites (most specific first) and its
+ * side as an enum; a SEND is msg.TYPE only when the protocol names its type (the seam reads
+ * no wire header); the answer's text is what the log prints; no hook, nothing is asked. */
+static void test_hook_sites_and_side(void **state)
+{
+	struct stub_hook h = { .fail_send = 1 };
+	struct hca_fault_hook hook = { .check = stub_check, .ctx = &h };
+	const struct hca_ctl_msg ready = { .type = WIRE_READY, .corrupt = wire_corrupt };
+	const struct hca_ctl_msg bad = { .type = WIRE_TYPE_COUNT, .corrupt = wire_corrupt };
+	enum fault_site got[4];
+	struct tmplog t;
+	struct pair p;
+	(void)state;
+
+	tmplog_open(&t);
+	pair_open_log(&p, NULL, 0, t.ev);
+	hca_world_set_fault_hook(p.w, &hook);
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(hca_post_recv(p.dst, 100 + i, (uint64_t)(uintptr_t)p.dbuf, 64, hca_mr_lkey(p.dmr)), 0);
+	assert_int_equal(h.side[0], VOCAB_SIDE_DST);
+	assert_int_equal(h.sites[0][0], FAULT_SITE_POST_RECV);
+	wire_hdr_encode(&(struct wire_hdr){ .type = WIRE_READY, .repeat = 1 }, p.sbuf, WIRE_HDR_BYTES);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)p.sbuf,
+				  .length = WIRE_HDR_BYTES, .lkey = hca_mr_lkey(p.smr), .signaled = true };
+	assert_int_equal(hca_post_send(p.src, &wr), 0);           /* a READY header, but not named: no msg.* */
+	wr.ctl = &ready;
+	assert_int_equal(hca_post_send(p.src, &wr), -EIO);        /* msg.ready; the stub fails it */
+	wr.ctl = &bad;
+	assert_int_equal(hca_post_send(p.src, &wr), 0);           /* a type out of range: no msg.* */
+	const enum fault_site plain[] = { FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	const enum fault_site msg[] = { fault_site_msg(WIRE_READY), FAULT_SITE_POST_SEND_SEND, FAULT_SITE_POST_SEND };
+	assert_int_equal(stub_send(&h, 0, got), 2);
+	assert_memory_equal(got, plain, sizeof plain);
+	assert_int_equal(stub_send(&h, 1, got), 3);
+	assert_memory_equal(got, msg, sizeof msg);
+	assert_int_equal(stub_send(&h, 2, got), 2);
+	assert_memory_equal(got, plain, sizeof plain);
+
+	int asked = h.calls;
+	hca_world_set_fault_hook(p.w, NULL);                      /* none: nothing is asked */
+	assert_int_equal(hca_fault_alloc(p.w, VOCAB_SIDE_SRC), 0);
+	assert_int_equal(hca_post_send(p.src, &wr), 0);
+	assert_int_equal(h.calls, asked);
+	pair_close(&p);
+	char *log = tmplog_close(&t);
+	assert_non_null(strstr(log, " src fault site=msg.ready side=src call=7 action=errno(EIO)\n"));
+	free(log);
 }
 
 /* ---- setup calls: errno and delay ------------------------------------------------------------ */
@@ -469,9 +566,9 @@ static void run_setup_faults(evlog *ev)
 	hca_ep *ep, *other = NULL;
 	hca_world *w = plan_world(rules, 7, ev, &plan);
 
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(clock_ns(w), VCLOCK_NS_PER_MS);                /* the delay passed first */
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &other), -EHOSTUNREACH);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &other), -EHOSTUNREACH);
 	assert_null(other);
 	/* PD/CQs/QP after 2 ms, then RESET -> INIT fails: nothing is left half set up */
 	assert_int_equal(hca_ep_setup(ep, &caps), -EIO);
@@ -549,7 +646,7 @@ static void test_qp_error_needs_a_qp(void **state)
 	hca_mr *mr;
 	hca_world *w = plan_world(rules, 1, NULL, &plan);
 
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -EINVAL);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(hca_post_recv(ep, 1, 0, 0, 0), 0);
@@ -580,8 +677,8 @@ static int connect_after_event(const char *event)
 	memset(&p, 0, sizeof(p));
 	p.w = plan_world(rules, 1, NULL, &p.plan);
 	assert_int_equal(hca_world_add_progress(p.w, accept_progress, &p), 0);
-	assert_int_equal(hca_listen(p.w, "dst", ADDR, &p.l), 0);
-	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &p.src), 0);
+	assert_int_equal(hca_listen(p.w, VOCAB_SIDE_DST, ADDR, &p.l), 0);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, ADDR, &p.src), 0);
 	assert_int_equal(hca_ep_setup(p.src, &caps), 0);
 	assert_int_equal(hca_post_recv(p.src, 1, 0, 0, 0), 0);         /* RECVs may precede RTR */
 	rc = hca_connect(p.src, &cp, TIMEOUT_NS, &reply);
@@ -882,10 +979,10 @@ static void test_alloc_site(void **state)
 	fault_plan *plan;
 	hca_world *w = plan_world(rules, 1, NULL, &plan);
 
-	assert_int_equal(hca_fault_alloc(w, "src"), 0);
-	assert_int_equal(hca_fault_alloc(w, "dst"), 0);
-	assert_int_equal(hca_fault_alloc(w, "src"), -ENOMEM);
-	assert_int_equal(hca_fault_alloc(w, "src"), 0);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_SRC), 0);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_DST), 0);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_SRC), -ENOMEM);
+	assert_int_equal(hca_fault_alloc(w, VOCAB_SIDE_SRC), 0);
 	assert_int_equal(fault_plan_calls(plan, FAULT_SITE_ALLOC, FAULT_SIDE_SRC), 3);
 	assert_int_equal(fault_plan_calls(plan, FAULT_SITE_ALLOC, FAULT_SIDE_DST), 1);
 	hca_world_free(w);
@@ -923,12 +1020,13 @@ static void test_duplicate_of_a_refused_send(void **state)
 	hca_mr *mr;
 	hca_world *w = plan_world(rules, 1, NULL, &plan);
 
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(wire_hdr_encode(&h, buf, sizeof(buf)), (int)WIRE_HDR_BYTES);
 	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), 0);
+	const struct hca_ctl_msg msg = { .type = WIRE_READY, .corrupt = wire_corrupt };
 	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)buf,
-				  .length = sizeof(buf), .lkey = hca_mr_lkey(mr), .signaled = true };
+				  .length = sizeof(buf), .lkey = hca_mr_lkey(mr), .signaled = true, .ctl = &msg };
 	assert_int_equal(hca_post_send(ep, &wr), -EINVAL);
 	assert_int_equal(hca_ep_send_outstanding(ep), 0);
 	assert_int_equal(fault_plan_injected(plan), 1);
@@ -957,6 +1055,7 @@ static void test_inapplicable_actions_are_logged_noops(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hook_sites_and_side),
 		cmocka_unit_test(test_calls_counted_per_site_and_side),
 		cmocka_unit_test(test_errno_fails_the_call_without_the_backend),
 		cmocka_unit_test(test_status_completes_in_order_and_kills_both_qps),

@@ -3,7 +3,7 @@
  * The front end is split by job; each part's contract is at the top of its header:
  *   hca.c        the objects (world, listener, ep, mr) and the public API of hca.h;
  *   hca_cq.h     the timed completion queues: draining the backend, stamping, visibility;
- *   hca_fault.h  the adapter between the seam's calls and faults/fault.h's plan;
+ *   hca_fault.h  the seam's side of the fault hook (hca.h): asking it, carrying out its answer;
  *   hca_wait.h   the one discrete-event wait loop, the only place virtual time advances.
  * The structs are defined here so that the parts read the fields directly; nothing outside
  * hca*.c includes this header (backends see hca_backend.h only). */
@@ -12,22 +12,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "faults/fault.h"
 #include "transport/hca_backend.h"
 #include "transport/ring.h"
 
-#define HCA_SIDE_MAX 8               /* "src", "dst" */
 #define HCA_PROGRESS_MAX 8
 #define HCA_RING_MAX_ELEMS (1u << 24)
 #define HCA_NO_ERROR UINT64_MAX
 #define HCA_LOG_FIELD_MAX 64
 
-/* Emit one evlog line if the world has a log. */
+/* Emit one evlog line if the world has a log; side is a log token ("sim", or a side's). */
 #define HLOG(w, side, event, ...)                                              \
 	do {                                                                   \
 		if ((w)->ev)                                                   \
 			evlog_emit((w)->ev, (side), (event), __VA_ARGS__);     \
 	} while (0)
+/* The same for a migration side (enum vocab_side), printed as its token. */
+#define SLOG(w, side, event, ...) HLOG(w, vocab_side_token(side), event, __VA_ARGS__)
 
 struct posted_send {
 	uint64_t wr_id;
@@ -58,14 +58,14 @@ struct hca_world {
 	size_t n_progress;
 	bool in_progress;             /* a progress function is running: no recursion */
 	uint64_t n_eps, n_listeners, n_mrs;
-	uint64_t memlock_src, memlock_dst; /* model: per-side pinning limits, 0 = none */
-	fault_plan *faults;           /* borrowed; NULL: no faults, no counting */
+	uint64_t memlock[VOCAB_SIDE_COUNT]; /* model: per-side pinning limits, 0 = none */
+	struct hca_fault_hook faults; /* check NULL: no faults, no counting */
 };
 
 struct hca_listener {
 	hca_world *w;
 	hca_listener *next;
-	char side[HCA_SIDE_MAX];
+	enum vocab_side side;
 	char *addr;                   /* for the log */
 	void *priv;
 	hca_ep *spare;                /* endpoint offered to the next listener_poll */
@@ -74,7 +74,7 @@ struct hca_listener {
 struct hca_ep {
 	hca_world *w;
 	hca_ep *next;
-	char side[HCA_SIDE_MAX];
+	enum vocab_side side;
 	void *priv;
 	struct mem *guest;
 	bool setup;

@@ -71,7 +71,7 @@ struct model_mr {
 	uint32_t serial, pd;
 	uint64_t addr, len;
 	int access;
-	int side;                     /* 0 src, 1 dst: for the memlock accounting */
+	enum vocab_side side;         /* for the memlock accounting */
 	uint64_t pinned_bytes;        /* page-granular size counted against the limit */
 };
 
@@ -116,7 +116,7 @@ struct model_world {
 	size_t n_mrs, cap_mrs;
 	uint32_t next_serial;
 	uint32_t next_pd;
-	uint64_t pinned[2];           /* per side, as RLIMIT_MEMLOCK counts */
+	uint64_t pinned[VOCAB_SIDE_COUNT]; /* per side, as RLIMIT_MEMLOCK counts */
 };
 
 static struct model_ep *model_ep_of(hca_ep *ep)
@@ -788,9 +788,9 @@ static int model_reg_mr(hca_mr *mr, int access)
 		mw->mrs = v;
 		mw->cap_mrs = cap;
 	}
-	int side = !strcmp(hca_ep_side(hca_mr_ep(mr)), "dst");
+	enum vocab_side side = hca_ep_side(hca_mr_ep(mr));
 	uint64_t first = hca_mr_addr(mr) & ~4095ull, last = (hca_mr_addr(mr) + hca_mr_len(mr) + 4095) & ~4095ull;
-	uint64_t limit = hca_world_memlock(hca_ep_world(hca_mr_ep(mr)), side ? "dst" : "src");
+	uint64_t limit = hca_world_memlock(hca_ep_world(hca_mr_ep(mr)), side);
 	if (limit && mw->pinned[side] + (last - first) > limit)
 		return -ENOMEM;               /* as the kernel over RLIMIT_MEMLOCK without CAP_IPC_LOCK */
 	m = malloc(sizeof(*m));

@@ -70,8 +70,8 @@ static int conn_connect(struct conn *c, const char *addr)
 					.max_recv_sge = 1, .cq_entries = 24 };
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &c->w), 0);
 	assert_int_equal(hca_world_add_progress(c->w, accept_progress, c), 0);
-	assert_int_equal(hca_listen(c->w, "dst", ADDR, &c->l), 0);
-	assert_int_equal(hca_ep_create(c->w, "src", addr, &c->src), 0);
+	assert_int_equal(hca_listen(c->w, VOCAB_SIDE_DST, ADDR, &c->l), 0);
+	assert_int_equal(hca_ep_create(c->w, VOCAB_SIDE_SRC, addr, &c->src), 0);
 	assert_int_equal(hca_ep_setup(c->src, &c->caps), 0);
 	return hca_connect(c->src, &cp, TIMEOUT_NS, &c->reply);
 }
@@ -215,7 +215,7 @@ static void test_connect_failures(void **state)
 
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(conn_connect(&c, "model:nobody"), -EHOSTUNREACH);
-	assert_int_equal(hca_listen(c.w, "dst", ADDR, &dup), -EADDRINUSE);
+	assert_int_equal(hca_listen(c.w, VOCAB_SIDE_DST, ADDR, &dup), -EADDRINUSE);
 	assert_null(c.dst);
 	conn_close(&c);
 
@@ -236,8 +236,8 @@ static void test_connect_times_out_without_acceptor(void **state)
 	(void)state;
 
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &w), 0);
-	assert_int_equal(hca_listen(w, "dst", ADDR, &l), 0);     /* nobody polls it */
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, ADDR, &l), 0);     /* nobody polls it */
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(hca_connect(ep, &cp, 3000, NULL), -ETIMEDOUT);
 	assert_int_equal(vclock_now_ns(hca_world_clock(w)), 3000);
@@ -692,7 +692,7 @@ static void test_stamp_unaligned_write_is_a_model_error(void **state)
 static void lone_open(hca_world **w, hca_listener **l)
 {
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, w), 0);
-	assert_int_equal(hca_listen(*w, "dst", ADDR, l), 0);
+	assert_int_equal(hca_listen(*w, VOCAB_SIDE_DST, ADDR, l), 0);
 }
 
 static hca_ep *lone_ep(hca_world *w, bool setup)
@@ -700,7 +700,7 @@ static hca_ep *lone_ep(hca_world *w, bool setup)
 	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
 	hca_ep *ep;
 
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	if (setup)
 		assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	return ep;
@@ -763,7 +763,7 @@ static void test_withdrawn_requests_leave_the_queue_in_order(void **state)
 	(void)state;
 
 	lone_open(&w, &l);
-	assert_int_equal(hca_listen(w, "dst", "model:other", &l2), 0);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "model:other", &l2), 0);
 	for (int i = 0; i < 3; i++) {
 		e[i] = lone_ep(w, true);
 		assert_int_equal(hca_connect(e[i], &cp, 1000, NULL), -ETIMEDOUT);
@@ -780,7 +780,7 @@ static void test_withdrawn_requests_leave_the_queue_in_order(void **state)
 	assert_int_equal(ev.type, HCA_CM_REJECTED);
 	hca_ep_destroy(e[1]);
 	hca_listener_close(l);             /* the older listener: not the head of the lists */
-	assert_int_equal(hca_listen(w, "dst", ADDR, &l), 0);   /* its address is free again */
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, ADDR, &l), 0);   /* its address is free again */
 	hca_listener_close(l);
 	hca_listener_close(l2);
 	assert_int_equal(hca_world_live_objects(w), 0);

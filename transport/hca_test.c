@@ -71,8 +71,8 @@ static void pair_open(struct pair *p, const struct hca_cost *cost, evlog *ev, ui
 	if (ev)
 		evlog_set_clock(ev, hca_world_clock(p->w));   /* as the CLI does */
 	assert_int_equal(hca_world_add_progress(p->w, accept_progress, p), 0);
-	assert_int_equal(hca_listen(p->w, "dst", ADDR, &p->l), 0);
-	assert_int_equal(hca_ep_create(p->w, "src", ADDR, &p->src), 0);
+	assert_int_equal(hca_listen(p->w, VOCAB_SIDE_DST, ADDR, &p->l), 0);
+	assert_int_equal(hca_ep_create(p->w, VOCAB_SIDE_SRC, ADDR, &p->src), 0);
 	assert_int_equal(hca_ep_setup(p->src, &p->caps), 0);
 	assert_int_equal(hca_connect(p->src, &cp, TIMEOUT_NS, &reply), 0);
 	assert_non_null(p->dst);
@@ -455,9 +455,9 @@ static void test_bad_arguments(void **state)
 	wr.signaled = false;
 	assert_int_equal(hca_post_send(p.src, &wr), -EINVAL);
 	assert_int_equal(hca_ep_send_outstanding(p.src), 0);
-	assert_int_equal(hca_ep_create(p.w, "a side", ADDR, &ep), -EINVAL);
-	assert_int_equal(hca_ep_create(p.w, "src", "", &ep), -EINVAL);
-	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(p.w, (enum vocab_side)VOCAB_SIDE_COUNT, ADDR, &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, "", &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_poll(ep, HCA_CQ_SEND, &wc), -EINVAL);    /* not set up */
 	assert_int_equal(hca_post_recv(ep, 1, 0, 0, 0), -EINVAL);
 	assert_int_equal(hca_ep_setup(p.src, &p.caps), -EINVAL);      /* twice */
@@ -480,7 +480,8 @@ static void test_live_objects(void **state)
 	assert_string_equal(hca_world_backend_name(p.w), "model");
 	assert_int_equal(hca_world_kind(p.w), HCA_BACKEND_MODEL);
 	assert_string_equal(hca_ep_device(p.src), "model0");
-	assert_string_equal(hca_ep_side(p.dst), "dst");
+	assert_int_equal(hca_ep_side(p.dst), VOCAB_SIDE_DST);
+	assert_int_equal(hca_ep_side(p.src), VOCAB_SIDE_SRC);
 	pair_close(&p);                    /* asserts 0 after teardown */
 }
 
@@ -604,27 +605,27 @@ static void test_endpoint_calls_validate_their_arguments(void **state)
 	assert_int_equal(hca_world_add_progress(NULL, idle_progress, NULL), -EINVAL);
 	assert_int_equal(hca_world_add_progress(p.w, NULL, NULL), -EINVAL);
 
-	/* sides are short tokens, addresses non-empty tokens */
-	const char *bad_sides[] = { NULL, "", "longside", "s\trc" };
+	/* sides are the migration's (vocab/vocab.h), addresses non-empty tokens */
+	const int bad_sides[] = { -1, VOCAB_SIDE_COUNT, 255 };
 	for (size_t i = 0; i < sizeof(bad_sides) / sizeof(bad_sides[0]); i++) {
-		assert_int_equal(hca_ep_create(p.w, bad_sides[i], ADDR, &ep), -EINVAL);
-		assert_int_equal(hca_listen(p.w, bad_sides[i], "model:x", &l), -EINVAL);
+		assert_int_equal(hca_ep_create(p.w, (enum vocab_side)bad_sides[i], ADDR, &ep), -EINVAL);
+		assert_int_equal(hca_listen(p.w, (enum vocab_side)bad_sides[i], "model:x", &l), -EINVAL);
 	}
 	const char *bad_addrs[] = { NULL, "", "model: 1" };
 	for (size_t i = 0; i < sizeof(bad_addrs) / sizeof(bad_addrs[0]); i++) {
-		assert_int_equal(hca_ep_create(p.w, "src", bad_addrs[i], &ep), -EINVAL);
-		assert_int_equal(hca_listen(p.w, "dst", bad_addrs[i], &l), -EINVAL);
+		assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, bad_addrs[i], &ep), -EINVAL);
+		assert_int_equal(hca_listen(p.w, VOCAB_SIDE_DST, bad_addrs[i], &l), -EINVAL);
 	}
-	assert_int_equal(hca_ep_create(NULL, "src", ADDR, &ep), -EINVAL);
-	assert_int_equal(hca_ep_create(p.w, "src", ADDR, NULL), -EINVAL);
-	assert_int_equal(hca_listen(NULL, "dst", "model:x", &l), -EINVAL);
-	assert_int_equal(hca_listen(p.w, "dst", "model:x", NULL), -EINVAL);
+	assert_int_equal(hca_ep_create(NULL, VOCAB_SIDE_SRC, ADDR, &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, ADDR, NULL), -EINVAL);
+	assert_int_equal(hca_listen(NULL, VOCAB_SIDE_DST, "model:x", &l), -EINVAL);
+	assert_int_equal(hca_listen(p.w, VOCAB_SIDE_DST, "model:x", NULL), -EINVAL);
 	assert_null(ep);
 	assert_null(l);
 	assert_int_equal(hca_world_live_objects(p.w), 5);
 
 	/* queue sizes: 1 .. 65536 WRs each */
-	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_string_equal(hca_ep_device(ep), "");                    /* no device before setup */
 	struct hca_qp_caps bad_caps[] = { { .max_send_wr = 0, .max_recv_wr = 4 },
 					  { .max_send_wr = 65537, .max_recv_wr = 4 },
@@ -662,7 +663,7 @@ static void test_connection_calls_validate_their_arguments(void **state)
 	struct hca_conn_params long_req = { .private_data = p.sbuf, .private_data_len = 57 };
 	struct hca_conn_params long_rep = { .private_data = p.sbuf, .private_data_len = 197 };
 	struct hca_conn_params missing = { .private_data = NULL, .private_data_len = 4 };
-	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &a), 0);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, ADDR, &a), 0);
 	assert_int_equal(hca_ep_setup(a, &p.caps), 0);
 	assert_int_equal(hca_connect(a, &long_req, 1000, NULL), -EINVAL);
 	assert_int_equal(hca_connect(a, &missing, 1000, NULL), -EINVAL);
@@ -794,7 +795,7 @@ static hca_ep *solo_open(const struct hca_cost *c, hca_world **w)
 	hca_ep *ep;
 
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, c, NULL, NULL, w), 0);
-	assert_int_equal(hca_ep_create(*w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(*w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	return ep;
 }
@@ -843,9 +844,9 @@ static void test_connect_without_reply_and_any_teardown_order(void **state)
 	p.caps = (struct hca_qp_caps){ .max_send_wr = 4, .max_recv_wr = 4 };
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &p.w), 0);
 	assert_int_equal(hca_world_add_progress(p.w, accept_progress, &p), 0);
-	assert_int_equal(hca_listen(p.w, "dst", ADDR, &p.l), 0);
-	assert_int_equal(hca_listen(p.w, "dst", "model:spare", &l2), 0);
-	assert_int_equal(hca_ep_create(p.w, "src", ADDR, &p.src), 0);
+	assert_int_equal(hca_listen(p.w, VOCAB_SIDE_DST, ADDR, &p.l), 0);
+	assert_int_equal(hca_listen(p.w, VOCAB_SIDE_DST, "model:spare", &l2), 0);
+	assert_int_equal(hca_ep_create(p.w, VOCAB_SIDE_SRC, ADDR, &p.src), 0);
 	assert_int_equal(hca_ep_setup(p.src, &p.caps), 0);
 	assert_int_equal(hca_connect(p.src, &cp, TIMEOUT_NS, NULL), 0);
 	assert_int_equal(p.accepts, 1);
@@ -911,12 +912,12 @@ static void run_refused_send(evlog *ev)
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, ev, &w), 0);
 	if (ev)
 		evlog_set_clock(ev, hca_world_clock(w));
-	hca_world_set_memlock(w, "dst", MIB);
-	hca_world_set_memlock(w, "src", 0);
-	assert_int_equal(hca_world_memlock(w, "dst"), MIB);
-	assert_int_equal(hca_world_memlock(w, "src"), 0);
+	hca_world_set_memlock(w, VOCAB_SIDE_DST, MIB);
+	hca_world_set_memlock(w, VOCAB_SIDE_SRC, 0);
+	assert_int_equal(hca_world_memlock(w, VOCAB_SIDE_DST), MIB);
+	assert_int_equal(hca_world_memlock(w, VOCAB_SIDE_SRC), 0);
 	struct hca_qp_caps caps = { .max_send_wr = 4, .max_recv_wr = 4 };
-	assert_int_equal(hca_ep_create(w, "src", ADDR, &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, ADDR, &ep), 0);
 	assert_int_equal(hca_ep_setup(ep, &caps), 0);
 	assert_int_equal(hca_reg_mr(ep, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), 0);
 	struct hca_send_wr wr = { .wr_id = 0x77, .opcode = HCA_WR_SEND, .local_addr = (uint64_t)(uintptr_t)buf,

@@ -141,9 +141,9 @@ static struct pair *pair_open(void **state, int port, uint8_t dst_rnr_for_src,
 	snprintf(caddr, sizeof(caddr), "%s%s%s", laddr, dev_src() ? "@" : "",
 		 dev_src() ? dev_src() : "");
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, vo, NULL, &p->w), 0);
-	assert_int_equal(hca_listen(p->w, "dst", laddr, &p->l), 0);
+	assert_int_equal(hca_listen(p->w, VOCAB_SIDE_DST, laddr, &p->l), 0);
 	assert_int_equal(hca_world_add_progress(p->w, dst_progress, p), 0);
-	assert_int_equal(hca_ep_create(p->w, "src", caddr, &p->src), 0);
+	assert_int_equal(hca_ep_create(p->w, VOCAB_SIDE_SRC, caddr, &p->src), 0);
 	assert_int_equal(hca_ep_setup(p->src, &dev_caps), 0);
 	assert_int_equal(hca_connect(p->src, &cp, DEV_WAIT_NS, &reply), 0);
 	assert_int_equal(p->progress_rc, 0);
@@ -240,12 +240,12 @@ static void expect_wc(hca_ep *ep, enum hca_cq_kind cq, uint64_t wr_id, int statu
 	int rc = hca_wait(ep, cq, DEV_WAIT_NS, &wc);
 
 	if (rc != 1)
-		fail_msg("%s: waiting for wr_id %llu (%s) on the %s CQ: rc %d", hca_ep_side(ep),
+		fail_msg("%s: waiting for wr_id %llu (%s) on the %s CQ: rc %d", vocab_side_token(hca_ep_side(ep)),
 			 (unsigned long long)wr_id, hca_wc_status_name(status),
 			 cq == HCA_CQ_SEND ? "send" : "recv", rc);
 	if (wc.wr_id != wr_id || wc.status != status)
 		fail_msg("%s: wc wr_id %llu status %s, expected wr_id %llu status %s",
-			 hca_ep_side(ep), (unsigned long long)wc.wr_id,
+			 vocab_side_token(hca_ep_side(ep)), (unsigned long long)wc.wr_id,
 			 hca_wc_status_name(wc.status), (unsigned long long)wr_id,
 			 hca_wc_status_name(status));
 }
@@ -447,7 +447,7 @@ static void test_connect_refused(void **state)
 	snprintf(addr, sizeof(addr), "%s:%d%s%s", dev_addr(), DEV_PORT_BASE + 5,
 		 dev_src() ? "@" : "", dev_src() ? dev_src() : "");
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &vo, NULL, &p->w), 0);
-	assert_int_equal(hca_ep_create(p->w, "src", addr, &p->src), 0);
+	assert_int_equal(hca_ep_create(p->w, VOCAB_SIDE_SRC, addr, &p->src), 0);
 	assert_int_equal(hca_ep_setup(p->src, &dev_caps), 0);
 	assert_int_equal(hca_connect(p->src, &cp, DEV_WAIT_NS, NULL), -ECONNREFUSED);
 	pair_close(state);
@@ -463,9 +463,9 @@ static void test_bad_addresses(void **state)
 
 	(void)state;
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &vo, NULL, &w), 0);
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1", &ep), -EINVAL);
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:0", &ep), -EINVAL);
-	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:80@198.18.0.2", &l), -EINVAL);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1", &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:0", &ep), -EINVAL);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "198.18.0.1:80@198.18.0.2", &l), -EINVAL);
 	assert_int_equal(hca_world_live_objects(w), 0);
 	hca_world_free(w);
 }
@@ -507,16 +507,16 @@ static void test_listen_errors(void **state)
 	*state = p;
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &default_opts, NULL, &p->w), 0);
 	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 10);
-	expect_rc(hca_listen(p->w, "dst", a, &p->l), 0);
-	expect_rc(hca_listen(p->w, "dst", a, &dup), -EADDRINUSE);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, a, &p->l), 0);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, a, &dup), -EADDRINUSE);
 	/* TEST-NET-1: on no interface of this host, so on no RDMA device */
 	dev_listen_addr(a, sizeof(a), "192.0.2.1", DEV_PORT_BASE + 10);
-	expect_rc(hca_listen(p->w, "dst", a, &dup), -EADDRNOTAVAIL);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, a, &dup), -EADDRNOTAVAIL);
 	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 11);
-	expect_rc(hca_listen(p->w, "dst", a, &l2), 0);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, a, &l2), 0);
 	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 12);
-	expect_rc(hca_listen(p->w, "dst", a, &l3), 0);
-	expect_rc(hca_listen(p->w, "dst", "[::]:29413", &l4), 0);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, a, &l3), 0);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, "[::]:29413", &l4), 0);
 	assert_int_equal(hca_world_live_objects(p->w), 4);
 	/* nobody connects */
 	expect_rc(hca_listener_wait(l2, DEV_QUIET_NS, &ep, &req), 0);
@@ -534,7 +534,7 @@ static void test_listen_errors(void **state)
 	*state = p;
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &busy, NULL, &p->w), 0);
 	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 14);
-	expect_rc(hca_listen(p->w, "dst", a, &p->l), 0);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, a, &p->l), 0);
 	expect_rc(hca_listener_wait(p->l, DEV_QUIET_NS, &ep, &req), 0);
 	assert_null(ep);
 	pair_close(state);
@@ -577,9 +577,9 @@ static void test_reject(void **state)
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &ack_max, NULL, &p->w), 0);
 	dev_listen_addr(la, sizeof(la), dev_addr(), DEV_PORT_BASE + 15);
 	dev_connect_addr(ca, sizeof(ca), DEV_PORT_BASE + 15);
-	expect_rc(hca_listen(p->w, "dst", la, &p->l), 0);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, la, &p->l), 0);
 	assert_int_equal(hca_world_add_progress(p->w, dst_reject_progress, p), 0);
-	expect_rc(hca_ep_create(p->w, "src", ca, &p->src), 0);
+	expect_rc(hca_ep_create(p->w, VOCAB_SIDE_SRC, ca, &p->src), 0);
 	expect_rc(hca_ep_setup(p->src, &dev_caps), 0);
 	expect_rc(hca_connect(p->src, &cp, DEV_WAIT_NS, NULL), -ECONNREFUSED);
 	expect_rc(p->progress_rc, 0);
@@ -603,11 +603,11 @@ static void test_resolve_errors(void **state)
 	*state = p;
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, NULL, NULL, &p->w), 0);
 	snprintf(a, sizeof(a), "10.255.255.1:%d", DEV_PORT_BASE + 16);
-	expect_rc(hca_ep_create(p->w, "src", a, &ep), -ENETUNREACH);
+	expect_rc(hca_ep_create(p->w, VOCAB_SIDE_SRC, a, &ep), -ENETUNREACH);
 	snprintf(a, sizeof(a), "%s:%d@192.0.2.7", dev_addr(), DEV_PORT_BASE + 16);
-	expect_rc(hca_ep_create(p->w, "src", a, &ep), -EADDRNOTAVAIL);
+	expect_rc(hca_ep_create(p->w, VOCAB_SIDE_SRC, a, &ep), -EADDRNOTAVAIL);
 	snprintf(a, sizeof(a), "%s:%d@[::1]", dev_addr(), DEV_PORT_BASE + 16);
-	expect_rc(hca_ep_create(p->w, "src", a, &ep), -EINVAL);
+	expect_rc(hca_ep_create(p->w, VOCAB_SIDE_SRC, a, &ep), -EINVAL);
 	assert_null(ep);
 	assert_int_equal(hca_world_live_objects(p->w), 0);
 	pair_close(state);
@@ -631,7 +631,7 @@ static void test_conn_state_errors(void **state)
 	p = pair_open(state, DEV_PORT_BASE + 17, 0, NULL);
 	/* an endpoint with a resolved address but no QP */
 	dev_connect_addr(a, sizeof(a), DEV_PORT_BASE + 17);
-	expect_rc(hca_ep_create(p->w, "src", a, &bare), 0);
+	expect_rc(hca_ep_create(p->w, VOCAB_SIDE_SRC, a, &bare), 0);
 	expect_rc(hca_connect(bare, &cp, DEV_WAIT_NS, NULL), -EINVAL);
 	expect_rc(hca_reg_mr(bare, 0x10000, 4096, HCA_ACCESS_LOCAL_WRITE, &mr), -EINVAL);
 	/* rdma_cm's retry counts are 3 bits */
@@ -681,9 +681,9 @@ static void test_world_free_with_open_objects(void **state)
 	(void)pair_buf(p, p->src, 4096, 1, HCA_ACCESS_LOCAL_WRITE, &sb);
 	(void)pair_buf(p, p->dst, 4096, 2, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &db);
 	dev_connect_addr(a, sizeof(a), DEV_PORT_BASE + 18);
-	expect_rc(hca_ep_create(p->w, "src", a, &bare), 0);
+	expect_rc(hca_ep_create(p->w, VOCAB_SIDE_SRC, a, &bare), 0);
 	dev_listen_addr(a, sizeof(a), dev_addr(), DEV_PORT_BASE + 19);
-	expect_rc(hca_listen(p->w, "dst", a, &l2), 0);
+	expect_rc(hca_listen(p->w, VOCAB_SIDE_DST, a, &l2), 0);
 	assert_int_equal(dev_qps_of_self(), 2);
 	assert_int_equal(hca_world_live_objects(p->w), 7);
 	hca_world_free(p->w);

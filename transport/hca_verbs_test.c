@@ -1348,10 +1348,10 @@ static int flow_run(struct flow *f)
 	int rc;
 
 	if ((rc = hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &f->w)) < 0 ||
-	    (rc = hca_ep_create(f->w, "src", "198.18.0.1:29200@198.18.0.2", &f->src)) < 0 ||
+	    (rc = hca_ep_create(f->w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &f->src)) < 0 ||
 	    (rc = hca_ep_setup(f->src, &flow_caps)) < 0 ||
 	    (rc = hca_connect(f->src, &flow_cp, FLOW_WAIT_NS, &f->reply)) < 0 ||
-	    (rc = hca_listen(f->w, "dst", "198.18.0.1:29200", &f->l)) < 0)
+	    (rc = hca_listen(f->w, VOCAB_SIDE_DST, "198.18.0.1:29200", &f->l)) < 0)
 		return rc;
 	push_request(f->l, f->src);
 	rc = hca_listener_poll(f->l, &f->dst, &f->req);
@@ -1463,27 +1463,27 @@ static void test_resolve_failures(void **state)
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, NULL, NULL, &w), 0);
 	fk.resolve_event = RDMA_CM_EVENT_ADDR_ERROR;
 	fk.resolve_status = -ENETUNREACH;
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), -ENETUNREACH);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &ep), -ENETUNREACH);
 	fk.resolve_status = 0;	/* no status: unreachable */
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200", &ep), -EHOSTUNREACH);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200", &ep), -EHOSTUNREACH);
 	fk.resolve_event = RDMA_CM_EVENT_ADDR_RESOLVED;
 	fk.route_event = RDMA_CM_EVENT_ROUTE_ERROR;
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200", &ep), -EHOSTUNREACH);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200", &ep), -EHOSTUNREACH);
 	fk.route_event = RDMA_CM_EVENT_ESTABLISHED;	/* not what resolving waits for */
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200", &ep), -EPROTO);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200", &ep), -EPROTO);
 	assert_null(ep);
 	assert_int_equal(fk.ids_live, 0);
 	assert_int_equal(hca_world_live_objects(w), 0);
 	/* without "@SRC", rdma_resolve_addr picks the source */
 	fk.route_event = RDMA_CM_EVENT_ROUTE_RESOLVED;
-	assert_int_equal(hca_ep_create(w, "src", "[fe80::1]:29200", &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "[fe80::1]:29200", &ep), 0);
 	assert_false(fk.resolved_with_src);
 	assert_int_equal(ep_id(ep)->route.addr.dst_sin6.sin6_family, AF_INET6);
 	hca_ep_destroy(ep);
 	/* a bad address makes no call at all */
 	calls = fk.calls;
-	assert_int_equal(hca_ep_create(w, "src", "[fe80::1]:29200@198.18.0.2", &ep), -EINVAL);
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1", &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "[fe80::1]:29200@198.18.0.2", &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1", &ep), -EINVAL);
 	assert_int_equal(fk.calls, calls);
 	hca_world_free(w);
 	assert_int_equal(fake_live(), 0);
@@ -1502,14 +1502,14 @@ static void test_listeners(void **state)
 	(void)state;
 	fk_reset();
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
-	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:1", &a), 0);
-	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:2", &b), 0);
-	assert_int_equal(hca_listen(w, "dst", "[::]:3", &c), 0);
-	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:4@198.18.0.2", &a), -EINVAL);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "198.18.0.1:1", &a), 0);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "198.18.0.1:2", &b), 0);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "[::]:3", &c), 0);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "198.18.0.1:4@198.18.0.2", &a), -EINVAL);
 	assert_int_equal(fk.ids_live, 3);
 	assert_int_equal(hca_listener_poll(a, &ep, &req), 0);
 	/* a request goes to its own listener only */
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:2@198.18.0.2", &src), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:2@198.18.0.2", &src), 0);
 	push_request(b, src);
 	assert_int_equal(hca_listener_poll(a, &ep, &req), 0);
 	assert_int_equal(hca_listener_poll(c, &ep, &req), 0);
@@ -1568,7 +1568,7 @@ static void test_endpoint_states_refused(void **state)
 	(void)state;
 	fk_reset();
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &src), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &src), 0);
 	assert_int_equal(hca_ep_setup(src, &flow_caps), 0);
 	/* missing or bad arguments on a ready endpoint */
 	assert_int_equal(o->ep_setup(src, NULL), -EINVAL);
@@ -1604,7 +1604,7 @@ static void test_endpoint_states_refused(void **state)
 	fk.fail_errno = 0;	/* ibv_reg_mr failed and said nothing */
 	assert_int_equal(hca_reg_mr(src, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -ENOMEM);
 	/* an endpoint with an address but no QP */
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &bare), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &bare), 0);
 	assert_int_equal(o->connect(bare, &flow_cp), -EINVAL);
 	assert_int_equal(o->accept(bare, &flow_ap), -EINVAL);
 	assert_int_equal(o->post_recv(bare, 1, (uint64_t)(uintptr_t)buf, 64, 1), -EINVAL);
@@ -1652,7 +1652,7 @@ static void test_dereg_failures(void **state)
 	(void)state;
 	fk_reset();
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &src), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &src), 0);
 	assert_int_equal(hca_ep_setup(src, &flow_caps), 0);
 	assert_int_equal(hca_reg_mr(src, (uint64_t)(uintptr_t)buf, sizeof(buf),
 				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &mr), 0);
@@ -1685,8 +1685,8 @@ static void test_world_fini_with_leftovers(void **state)
 	assert_non_null(f);
 	fk_reset();
 	assert_int_equal(flow_run(f), 0);
-	assert_int_equal(hca_listen(f->w, "dst", "198.18.0.1:29201", &l2), 0);
-	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29201", &third), 0);
+	assert_int_equal(hca_listen(f->w, VOCAB_SIDE_DST, "198.18.0.1:29201", &l2), 0);
+	assert_int_equal(hca_ep_create(f->w, VOCAB_SIDE_SRC, "198.18.0.1:29201", &third), 0);
 	assert_int_not_equal(fake_live(), 0);
 	hca_verbs_ops.world_fini(f->w);
 	assert_int_equal(fake_live(), 0);
@@ -1695,8 +1695,8 @@ static void test_world_fini_with_leftovers(void **state)
 	/* once finished, the backend does nothing more for this world */
 	hca_verbs_ops.world_fini(f->w);
 	assert_int_equal(hca_verbs_ops.block(f->w, VCLOCK_NS_PER_MS), -EINVAL);
-	assert_int_equal(hca_listen(f->w, "dst", "198.18.0.1:29202", &l2), -EINVAL);
-	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29202", &third), -EINVAL);
+	assert_int_equal(hca_listen(f->w, VOCAB_SIDE_DST, "198.18.0.1:29202", &l2), -EINVAL);
+	assert_int_equal(hca_ep_create(f->w, VOCAB_SIDE_SRC, "198.18.0.1:29202", &third), -EINVAL);
 	/* the front end's listeners still point at the released ones: forget them, then let
 	 * the front end free its own objects */
 	hca_listener_set_priv(f->l, NULL);
@@ -1717,8 +1717,8 @@ static void test_peer_matching(void **state)
 	assert_non_null(f);
 	fk_reset();
 	assert_int_equal(flow_run(f), 0);
-	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29202", &x), 0);
-	assert_int_equal(hca_ep_create(f->w, "src", "198.18.0.1:29203", &y), 0);
+	assert_int_equal(hca_ep_create(f->w, VOCAB_SIDE_SRC, "198.18.0.1:29202", &x), 0);
+	assert_int_equal(hca_ep_create(f->w, VOCAB_SIDE_SRC, "198.18.0.1:29203", &y), 0);
 	assert_null(hca_verbs_ops.peer(x));		/* not connected */
 	assert_ptr_equal(hca_verbs_ops.peer(f->src), f->dst);	/* x, y skipped */
 	/* x claims src's address as its peer, but its own address is not src's peer */
@@ -1791,7 +1791,7 @@ static void test_resolve_wait_paths(void **state)
 	fk.resolve_silent = true;
 	fk_signal_fd = vw->cm_ch->fd;
 	fk_timer(2000);
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), 0);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &ep), 0);
 	fk_timer(0);
 	fk_signal_fd = -1;
 	assert_int_equal(fk_signalled, 1);
@@ -1799,12 +1799,12 @@ static void test_resolve_wait_paths(void **state)
 	/* poll itself fails */
 	fk_signalled = 0;
 	old = fk_nofile(0);
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), -EINVAL);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &ep), -EINVAL);
 	fk_nofile(old);
 	/* a channel fd poll reports as invalid at once, forever */
 	fd = vw->cm_ch->fd;
 	vw->cm_ch->fd = 1 << 20;
-	assert_int_equal(hca_ep_create(w, "src", "198.18.0.1:29200@198.18.0.2", &ep), -ETIMEDOUT);
+	assert_int_equal(hca_ep_create(w, VOCAB_SIDE_SRC, "198.18.0.1:29200@198.18.0.2", &ep), -ETIMEDOUT);
 	vw->cm_ch->fd = fd;
 	assert_int_equal(fk.ids_live, 0);
 	hca_world_free(w);
@@ -1823,7 +1823,7 @@ static void test_block_paths(void **state)
 	(void)state;
 	fk_reset();
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &busy, NULL, &w), 0);
-	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:29200", &l), 0);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "198.18.0.1:29200", &l), 0);
 	assert_int_equal(hca_verbs_ops.block(w, 2 * VCLOCK_NS_PER_MS), 0);
 	push_request(l, NULL);
 	assert_int_equal(hca_verbs_ops.block(w, 2 * VCLOCK_NS_PER_MS), 1);
@@ -1833,7 +1833,7 @@ static void test_block_paths(void **state)
 
 	fk_reset();
 	assert_int_equal(hca_world_new(HCA_BACKEND_VERBS, NULL, &flow_opts, NULL, &w), 0);
-	assert_int_equal(hca_listen(w, "dst", "198.18.0.1:29200", &l), 0);
+	assert_int_equal(hca_listen(w, VOCAB_SIDE_DST, "198.18.0.1:29200", &l), 0);
 	assert_int_equal(hca_verbs_ops.block(w, VCLOCK_NS_PER_MS), 0);	/* ppoll's timeout */
 	fk_timer(2000);
 	assert_int_equal(hca_verbs_ops.block(w, 30ull * VCLOCK_NS_PER_S), 0);

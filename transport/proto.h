@@ -10,14 +10,14 @@
  * parses the migration stream, registers chunks with *its own* chunk size, and verifies
  * its memory against the digests the source sends before EOF.
  *
- * Every failure ends in one named cause (faults/cause.h) recorded on the side that saw
+ * Every failure ends in one named cause (vocab/cause.h) recorded on the side that saw
  * it, with details; the side then sends ERROR to its peer (unless the peer's ERROR is what
  * it received) and disconnects. */
 #ifndef MIGBED_TRANSPORT_PROTO_H
 #define MIGBED_TRANSPORT_PROTO_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "faults/cause.h"
+#include "vocab/cause.h"
 #include "sim/mem.h"
 #include "transport/hca.h"
 #include "transport/wire.h"

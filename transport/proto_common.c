@@ -13,7 +13,7 @@ void proto_opts_defaults(struct proto_opts *o)
 	o->caps_version = WIRE_CAP_VERSION;
 }
 
-int ctl_init(struct ctl *c, hca_ep *ep, const char *side, struct proto_stats *st,
+int ctl_init(struct ctl *c, hca_ep *ep, enum vocab_side side, struct proto_stats *st,
 	     struct cause_ctx *cx)
 {
 	memset(c, 0, sizeof *c);
@@ -67,6 +67,7 @@ int ctl_post_send(struct ctl *c, uint32_t type, uint32_t repeat, const void *dat
 	wire_hdr_encode(&h, b, WIRE_HDR_BYTES);
 	if (len)
 		memcpy(b + WIRE_HDR_BYTES, data, len);
+	const struct hca_ctl_msg msg = { .type = type, .corrupt = wire_corrupt };
 	struct hca_send_wr wr = {
 		.wr_id = WIRE_WRID_SEND_CONTROL,
 		.opcode = HCA_WR_SEND,
@@ -74,6 +75,7 @@ int ctl_post_send(struct ctl *c, uint32_t type, uint32_t repeat, const void *dat
 		.length = WIRE_HDR_BYTES + len,
 		.lkey = hca_mr_lkey(c->mr[WIRE_SLOT_CONTROL]),
 		.signaled = true,
+		.ctl = type < WIRE_TYPE_COUNT ? &msg : NULL,
 	};
 	int rc = hca_post_send(c->ep, &wr);
 	if (rc)

@@ -65,8 +65,8 @@ static void pair_open(struct pair *p)
 					.max_recv_sge = 1, .cq_entries = 19 };
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, NULL, &p->w), 0);
 	assert_int_equal(hca_world_add_progress(p->w, accept_progress, p), 0);
-	assert_int_equal(hca_listen(p->w, "dst", ADDR, &p->l), 0);
-	assert_int_equal(hca_ep_create(p->w, "src", ADDR, &p->src), 0);
+	assert_int_equal(hca_listen(p->w, VOCAB_SIDE_DST, ADDR, &p->l), 0);
+	assert_int_equal(hca_ep_create(p->w, VOCAB_SIDE_SRC, ADDR, &p->src), 0);
 	assert_int_equal(hca_ep_setup(p->src, &p->caps), 0);
 	assert_int_equal(hca_connect(p->src, &cp, TIMEOUT_NS, &reply), 0);
 	assert_non_null(p->dst);
@@ -90,8 +90,8 @@ static void test_send_of_an_unknown_type(void **state)
 	struct proto_stats ss = { 0 }, ds = { 0 };
 	struct ctl s, d;
 	struct cause_ctx cx = { 0 };
-	assert_int_equal(ctl_init(&s, p.src, "src", &ss, &cx), 0);
-	assert_int_equal(ctl_init(&d, p.dst, "dst", &ds, &cx), 0);
+	assert_int_equal(ctl_init(&s, p.src, VOCAB_SIDE_SRC, &ss, &cx), 0);
+	assert_int_equal(ctl_init(&d, p.dst, VOCAB_SIDE_DST, &ds, &cx), 0);
 	assert_int_equal(ctl_post_recv(&d, WIRE_SLOT_CONTROL, &cx), 0);
 	assert_int_equal(ctl_post_send(&s, 200, 1, "abc", 3, &cx), 0);
 	for (int t = 0; t < WIRE_TYPE_COUNT; t++)
@@ -218,7 +218,7 @@ static void test_control_buffer_out_of_memory(void **state)
 		struct ctl c;
 		struct cause_ctx cx = { 0 };
 		fail_alloc_in = n;
-		assert_int_equal(ctl_init(&c, p.src, "src", &st, &cx), -CAUSE_RESOURCE_EXHAUSTED);
+		assert_int_equal(ctl_init(&c, p.src, VOCAB_SIDE_SRC, &st, &cx), -CAUSE_RESOURCE_EXHAUSTED);
 		assert_int_equal(fail_alloc_in, 0);
 		char want[64];
 		snprintf(want, sizeof want, "control buffer %d: ", n - 1);   /* then the reason */

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DST "dst"
+#define DST VOCAB_SIDE_DST                 /* this file's side */
+#define DST_LOG vocab_side_token(DST)       /* as the event log prints it */
 
 enum dst_phase {
 	D_IDLE,             /* not listening yet */
@@ -74,11 +75,11 @@ static int fail(proto_dst *d, int cause, const char *fmt, ...)
 	if (d->state != PROTO_DST_RUNNING)
 		return -cause;
 	d->state = PROTO_DST_FAILED;
-	evlog_emit(ev(d), DST, "fail", "cause=%s", cause_name(d->cx.cause));
+	evlog_emit(ev(d), DST_LOG, "fail", "cause=%s", cause_name(d->cx.cause));
 	struct cause_ctx tmp = { 0 };
 	if (d->connected && !d->received_error && d->cx.cause != CAUSE_PEER_DISCONNECTED &&
 	    ctl_post_send(&d->ctl, WIRE_ERROR, 1, NULL, 0, &tmp) == 0) {
-		evlog_emit(ev(d), DST, "send_error", "cause=%s", cause_name(d->cx.cause));
+		evlog_emit(ev(d), DST_LOG, "send_error", "cause=%s", cause_name(d->cx.cause));
 		d->phase = D_ERROR_SENT;
 		d->error_deadline_ns = now(d) + d->o.wait_timeout_ns / 10;
 	} else {
@@ -215,7 +216,7 @@ static int accept_request(proto_dst *d, const struct hca_cm_event *req)
 				     .responder_resources = 2 };
 	if ((rc = hca_accept(d->ep, &p)))
 		return fail(d, CAUSE_ACCEPT_FAILED, "rdma_accept failed: %s", strerror(-rc));
-	evlog_emit(ev(d), DST, "accepted", "pin_all=%d chunk=%llu", d->pin_all,
+	evlog_emit(ev(d), DST_LOG, "accepted", "pin_all=%d chunk=%llu", d->pin_all,
 		   (unsigned long long)1 << d->o.chunk_shift);
 	d->phase = D_ESTABLISHING;
 	return 1;
@@ -239,7 +240,7 @@ static int poll_cm(proto_dst *d)
 	int rc = hca_ep_poll_event(d->ep, &e);
 	if (rc <= 0)
 		return rc;
-	evlog_emit(ev(d), DST, "dst_cm", "event=%s", hca_cm_event_name(e.type));
+	evlog_emit(ev(d), DST_LOG, "dst_cm", "event=%s", hca_cm_event_name(e.type));
 	if (e.type == HCA_CM_ESTABLISHED && d->phase == D_ESTABLISHING) {
 		d->connected = true;
 		if ((rc = ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx)))
@@ -280,7 +281,7 @@ static void pinned(proto_dst *d, uint64_t bytes)
 
 static int send_response(proto_dst *d, uint32_t type, const void *data, uint32_t len)
 {
-	evlog_emit(ev(d), DST, "ctl_send", "type=%s len=%u", wire_type_token(type), len);
+	evlog_emit(ev(d), DST_LOG, "ctl_send", "type=%s len=%u", wire_type_token(type), len);
 	int rc = ctl_post_send(&d->ctl, type, 1, data, len, &d->cx);
 	if (rc)
 		return noted(d, rc);
@@ -292,7 +293,7 @@ static int on_ram_blocks_request(proto_dst *d)
 {
 	if (d->n_src != d->n_blocks) {
 		/* QEMU answers with the blocks it knows; the source detects the count. */
-		evlog_emit(ev(d), DST, "warn", "msg=source_announced_%zu_blocks_destination_has_%zu", d->n_src,
+		evlog_emit(ev(d), DST_LOG, "warn", "msg=source_announced_%zu_blocks_destination_has_%zu", d->n_src,
 			   d->n_blocks);
 	}
 	static uint8_t out[WIRE_DEST_BLOCK_BYTES * STREAM_MAX_BLOCKS];
@@ -346,7 +347,7 @@ static int register_one(proto_dst *d, const struct wire_register *r, struct wire
 				    mem_block_name(d->m, b), (unsigned long long)k,
 				    (unsigned long long)(end - start), strerror(-rc));
 		pinned(d, end - start);
-		evlog_emit(ev(d), DST, "registered", "block=%zu chunk=%llu bytes=%llu", b, (unsigned long long)k,
+		evlog_emit(ev(d), DST_LOG, "registered", "block=%zu chunk=%llu bytes=%llu", b, (unsigned long long)k,
 			   (unsigned long long)(end - start));
 	}
 	res->rkey = hca_mr_rkey(db->chunk_mr[k]);
@@ -475,7 +476,7 @@ static int on_verify(proto_dst *d)
 				    (unsigned long long)stream_parser_digest(d->sp, i));
 	}
 	d->verified = true;
-	evlog_emit(ev(d), DST, "verified", "blocks=%zu", n);
+	evlog_emit(ev(d), DST_LOG, "verified", "blocks=%zu", n);
 	return 0;
 }
 
@@ -485,7 +486,7 @@ static int complete(proto_dst *d)
 		return fail(d, CAUSE_DEST_INCOMPLETE, "EOF before %s", !d->device_ok ? "device state" : "VERIFY");
 	d->state = PROTO_DST_COMPLETED;
 	d->phase = D_DONE;
-	evlog_emit(ev(d), DST, "completed", "pinned_peak=%llu", (unsigned long long)d->st.pinned_peak_bytes);
+	evlog_emit(ev(d), DST_LOG, "completed", "pinned_peak=%llu", (unsigned long long)d->st.pinned_peak_bytes);
 	/* Disconnecting tells the source that everything arrived and verified (migbed's
 	 * confirmation; an ERROR would have said the opposite). */
 	hca_disconnect(d->ep);
@@ -509,7 +510,7 @@ static int run_stream(proto_dst *d)
 			return 0;
 		case STREAM_EV_DEVICE:
 			d->device_ok = true;
-			evlog_emit(ev(d), DST, "device_state", "bytes=%llu",
+			evlog_emit(ev(d), DST_LOG, "device_state", "bytes=%llu",
 				   (unsigned long long)stream_parser_device_bytes(d->sp));
 			break;
 		case STREAM_EV_VERIFY:
@@ -537,7 +538,7 @@ static int on_message(proto_dst *d, const struct hca_wc *wc)
 		d->received_error = true;
 	if (rc)
 		return noted(d, rc);
-	evlog_emit(ev(d), DST, "ctl_recv", "type=%s len=%u", wire_type_token(h.type), h.len);
+	evlog_emit(ev(d), DST_LOG, "ctl_recv", "type=%s len=%u", wire_type_token(h.type), h.len);
 	if (h.type == WIRE_ERROR) {
 		d->received_error = true;
 		return fail(d, CAUSE_PEER_ERROR, "the source sent ERROR");

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
+#include "faults/fault_hook.h"
 #include "transport/proto.h"
 #include "transport/proto_internal.h"
 #include "transport/stream.h"
@@ -57,7 +58,7 @@ static void rig_world(struct rig *r)
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, r->ev, &r->w), 0);
 	evlog_set_clock(r->ev, hca_world_clock(r->w));
 	assert_int_equal(fault_plan_new(1, &r->plan), 0);
-	hca_world_set_faults(r->w, r->plan);
+	fault_plan_attach(r->w, r->plan);
 	assert_int_equal(mem_new(PAGE, 2, guest, MEM_REPR_STAMP, 1, &r->m), 0);
 }
 
@@ -122,18 +123,18 @@ static void assert_dst(const struct rig *r, enum proto_dst_state st, int cause, 
 	if (detail)
 		assert_non_null(strstr(cx->detail, detail));
 	if (cause)
-		assert_string_equal(cx->side, "dst");
+		assert_int_equal(cx->side, VOCAB_SIDE_DST);
 }
 
 /* ---- the scripted source ------------------------------------------------------------------- */
 
 static int rs_connect_caps(struct rig *r, const struct wire_caps *caps, struct wire_caps *reply)
 {
-	assert_int_equal(hca_ep_create(r->w, "src", ADDR, &r->ep), 0);
+	assert_int_equal(hca_ep_create(r->w, VOCAB_SIDE_SRC, ADDR, &r->ep), 0);
 	struct hca_qp_caps qc = { .max_send_wr = 16, .max_recv_wr = 3, .max_send_sge = 1, .max_recv_sge = 1,
 				  .cq_entries = 64 };
 	assert_int_equal(hca_ep_setup(r->ep, &qc), 0);
-	assert_int_equal(ctl_init(&r->ctl, r->ep, "src", &r->st, &r->cx), 0);
+	assert_int_equal(ctl_init(&r->ctl, r->ep, VOCAB_SIDE_SRC, &r->st, &r->cx), 0);
 	r->ctl_ok = true;
 	assert_int_equal(ctl_post_recv(&r->ctl, WIRE_SLOT_READY, &r->cx), 0);
 	uint8_t pdata[WIRE_CAPS_EXT_BYTES];

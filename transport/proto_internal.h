@@ -9,7 +9,7 @@
 
 struct ctl {
 	hca_ep *ep;
-	const char *side;
+	enum vocab_side side;
 	evlog *ev;
 	struct proto_stats *stats;
 	uint8_t *buf[WIRE_SLOTS];
@@ -18,12 +18,14 @@ struct ctl {
 
 /* Allocate and register the three control buffers. 0 or -CAUSE_CONTROL_REG_FAILED
  * (cx filled). */
-int ctl_init(struct ctl *c, hca_ep *ep, const char *side, struct proto_stats *st,
+int ctl_init(struct ctl *c, hca_ep *ep, enum vocab_side side, struct proto_stats *st,
 	     struct cause_ctx *cx);
 void ctl_fini(struct ctl *c);
 /* Post a RECV for slot. 0 or -CAUSE_CONTROL_RECV_FAILED. */
 int ctl_post_recv(struct ctl *c, enum wire_slot slot, struct cause_ctx *cx);
-/* Frame header + data into the CONTROL buffer and post one signaled SEND (wr_id 2000). */
+/* Frame header + data into the CONTROL buffer and post one signaled SEND (wr_id 2000), which
+ * names its type to the seam (the fault site msg.TYPE) and lets a corrupt fault change it
+ * (wire_corrupt). */
 int ctl_post_send(struct ctl *c, uint32_t type, uint32_t repeat, const void *data,
 		  uint32_t len, struct cause_ctx *cx);
 /* Validate a received message in slot (byte_len from the completion) and decode its

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SRC "src"
+#define SRC VOCAB_SIDE_SRC                 /* this file's side */
+#define SRC_LOG vocab_side_token(SRC)       /* as the event log prints it */
 #define ENOMEM_RETRY_MAX 1024
 
 struct src_block {
@@ -59,7 +60,7 @@ static int vfail(proto_src *s, uint64_t t_ns, int cause, const char *fmt, va_lis
 		vsnprintf(s->cx.detail, sizeof s->cx.detail, fmt, ap);
 		s->cx.cause = cause_checked(cause, s->cx.detail, sizeof s->cx.detail);
 		s->cx.t_ns = t_ns;
-		evlog_emit(hca_world_evlog(s->w), SRC, "fail", "cause=%s", cause_name(s->cx.cause));
+		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "fail", "cause=%s", cause_name(s->cx.cause));
 	}
 	return -cause_checked(cause, NULL, 0);
 }
@@ -93,7 +94,7 @@ static int noted(proto_src *s, int rc)
 {
 	if (rc < 0 && s->cx.t_ns == 0) {
 		s->cx.t_ns = vclock_now_ns(hca_world_clock(s->w));
-		evlog_emit(hca_world_evlog(s->w), SRC, "fail", "cause=%s", cause_name(s->cx.cause));
+		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "fail", "cause=%s", cause_name(s->cx.cause));
 	}
 	return rc;
 }
@@ -172,7 +173,7 @@ static void release_mrs(proto_src *s)
 static void send_error(proto_src *s)
 {
 	struct cause_ctx tmp = { 0 };
-	evlog_emit(hca_world_evlog(s->w), SRC, "send_error", "cause=%s", cause_name(s->cx.cause));
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "send_error", "cause=%s", cause_name(s->cx.cause));
 	if (ctl_post_send(&s->ctl, WIRE_ERROR, 1, NULL, 0, &tmp) != 0)
 		return;
 	struct hca_wc wc;
@@ -335,7 +336,7 @@ static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, s
 				    what, hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
 		if (wc.wr_id != CTL_WRID_RECV(slot)) {
 			s->st.wrid_misses++;
-			evlog_emit(hca_world_evlog(s->w), SRC, "wrid_miss", "want=%llu got=%llu",
+			evlog_emit(hca_world_evlog(s->w), SRC_LOG, "wrid_miss", "want=%llu got=%llu",
 				   (unsigned long long)CTL_WRID_RECV(slot), (unsigned long long)wc.wr_id);
 			continue;
 		}
@@ -365,7 +366,7 @@ static int exchange_send(proto_src *s, uint32_t type, uint32_t repeat, const voi
 		return rc;
 	if ((rc = noted(s, ctl_post_recv(&s->ctl, WIRE_SLOT_READY, &s->cx))))
 		return rc;
-	evlog_emit(hca_world_evlog(s->w), SRC, "ctl_send", "type=%s len=%u repeat=%u",
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "ctl_send", "type=%s len=%u repeat=%u",
 		   wire_type_token(type), len, repeat);
 	if ((rc = noted(s, ctl_post_send(&s->ctl, type, repeat, data, len, &s->cx))))
 		return rc;
@@ -413,7 +414,7 @@ static int negotiate_chunk(proto_src *s, const struct wire_caps *peer)
 	bool known = peer->flags & WIRE_CAP_CHUNK_SIZE;
 	unsigned theirs = known ? peer->chunk_shift : WIRE_CHUNK_SHIFT_MIN;  /* an old peer: 1M */
 	unsigned mine = s->o.chunk_shift;
-	evlog_emit(hca_world_evlog(s->w), SRC, "negotiate", "peer_knows=%d src=%llu dst=%llu", known,
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "negotiate", "peer_knows=%d src=%llu dst=%llu", known,
 		   1ull << mine, 1ull << theirs);
 	if (known && (theirs < WIRE_CHUNK_SHIFT_MIN || theirs > WIRE_CHUNK_SHIFT_MAX))
 		return fail(s, CAUSE_CONNECT_FAILED, "destination announced an invalid chunk shift %u", theirs);
@@ -424,7 +425,7 @@ static int negotiate_chunk(proto_src *s, const struct wire_caps *peer)
 			    1ull << (theirs - 20), known ? "" : " (an old destination: it does not announce its size)");
 	if (use == mine)
 		return 0;
-	evlog_emit(hca_world_evlog(s->w), SRC, "chunk_adapt", "from=%llu to=%llu", 1ull << mine, 1ull << use);
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "chunk_adapt", "from=%llu to=%llu", 1ull << mine, 1ull << use);
 	return blocks_rechunk(s, use);
 }
 
@@ -475,12 +476,12 @@ int proto_src_connect(proto_src *s, const char *addr)
 			    reply.pdata_len);
 	s->pin_all = s->o.pin_all && (peer.flags & WIRE_CAP_PIN_ALL);
 	if (s->o.pin_all && !s->pin_all)
-		evlog_emit(hca_world_evlog(s->w), SRC, "warn",
+		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "warn",
 			   "msg=Server_cannot_support_pinning_all_memory:_registering_dynamically");
 	if (s->o.negotiate && (rc = negotiate_chunk(s, &peer)))
 		return rc;
 	s->ready_expected = true;
-	evlog_emit(hca_world_evlog(s->w), SRC, "connected", "pin_all=%d chunk=%llu", s->pin_all,
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "connected", "pin_all=%d chunk=%llu", s->pin_all,
 		   (unsigned long long)1 << s->o.chunk_shift);
 	return 0;
 }
@@ -552,7 +553,7 @@ static int drain(proto_src *s)
 	}
 	if (rc)
 		return rc;
-	evlog_emit(hca_world_evlog(s->w), SRC, "drained", "writes=%llu", (unsigned long long)s->st.rdma_writes);
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "drained", "writes=%llu", (unsigned long long)s->st.rdma_writes);
 	return 0;
 }
 
@@ -668,7 +669,7 @@ static int register_chunk(proto_src *s, const struct merge *m)
 	sb->rkeys[m->chunk] = res.rkey;
 	sb->rkey_valid[m->chunk] = 1;
 	sb->remote_addr = res.host_addr;
-	evlog_emit(hca_world_evlog(s->w), SRC, "registered", "block=%zu chunk=%llu", m->block,
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "registered", "block=%zu chunk=%llu", m->block,
 		   (unsigned long long)m->chunk);
 	return local_chunk_mr(s, m->block, m->chunk);
 }
@@ -786,13 +787,13 @@ int proto_src_await_peer(proto_src *s)
 	if (rc)
 		return rc;
 	if (s->o.peer_is_qemu) {
-		evlog_emit(hca_world_evlog(s->w), SRC, "peer_unconfirmed", "why=qemu_destination");
+		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "peer_unconfirmed", "why=qemu_destination");
 		return 0;
 	}
 	struct hca_wc wc;
 	rc = hca_wait(s->ep, HCA_CQ_RECV, s->o.wait_timeout_ns, &wc);
 	if (rc == -ECONNRESET) {
-		evlog_emit(hca_world_evlog(s->w), SRC, "peer_confirmed", "how=disconnect");
+		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "peer_confirmed", "how=disconnect");
 		s->connected = false;
 		hca_disconnect(s->ep);
 		return 0;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
+#include "faults/fault_hook.h"
 #include "transport/proto.h"
 #include "transport/proto_internal.h"
 #include "transport/stream.h"
@@ -98,7 +99,7 @@ static void rig_open(struct rig *r, const struct cfg *c)
 	assert_int_equal(hca_world_new(HCA_BACKEND_MODEL, NULL, NULL, r->ev, &r->w), 0);
 	evlog_set_clock(r->ev, hca_world_clock(r->w));
 	assert_int_equal(fault_plan_new(1, &r->plan), 0);
-	hca_world_set_faults(r->w, r->plan);
+	fault_plan_attach(r->w, r->plan);
 	assert_int_equal(mem_new(PAGE, c->n_src_blocks, c->src_blocks, MEM_REPR_STAMP, 1, &r->ms), 0);
 	assert_int_equal(mem_new(PAGE, c->n_dst_blocks, c->dst_blocks, MEM_REPR_STAMP, 1, &r->md), 0);
 	struct proto_opts o;
@@ -321,7 +322,7 @@ static void test_first_cause_sticks_and_blocks_every_call(void **state)
 	assert_int_equal(proto_src_fail(r.s, -CAUSE_INTERNAL, "later"), -CAUSE_INTERNAL);
 	assert_cause(r.s, -CAUSE_NOT_CONVERGED, CAUSE_NOT_CONVERGED, "engine gave up");
 	assert_int_equal(proto_src_cause(r.s)->t_ns, t);
-	assert_string_equal(proto_src_cause(r.s)->side, "src");
+	assert_int_equal(proto_src_cause(r.s)->side, VOCAB_SIDE_SRC);
 	assert_int_equal(proto_src_save_page(r.s, 0, 0), -CAUSE_NOT_CONVERGED);
 	assert_int_equal(proto_src_flush(r.s), -CAUSE_NOT_CONVERGED);
 	assert_int_equal(proto_src_reg_stop(r.s, true), -CAUSE_NOT_CONVERGED);
@@ -507,7 +508,7 @@ static int rdst_accept(struct rdst *d)
 	struct hca_qp_caps qc = { .max_send_wr = 16, .max_recv_wr = 3, .max_send_sge = 1, .max_recv_sge = 1,
 				  .cq_entries = 64 };
 	assert_int_equal(hca_ep_setup(d->ep, &qc), 0);
-	assert_int_equal(ctl_init(&d->ctl, d->ep, "dst", &d->st, &d->cx), 0);
+	assert_int_equal(ctl_init(&d->ctl, d->ep, VOCAB_SIDE_DST, &d->st, &d->cx), 0);
 	d->ctl_ok = true;
 	assert_int_equal(ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx), 0);
 	uint8_t pdata[WIRE_CAPS_EXT_BYTES];
@@ -575,7 +576,7 @@ static void rdst_open(struct rdst *d, struct rig *r)
 	d->m = r->md;
 	d->caps.version = WIRE_CAP_VERSION;
 	d->register_len = WIRE_REGISTER_RESULT_BYTES;
-	assert_int_equal(hca_listen(r->w, "dst", ADDR, &d->l), 0);
+	assert_int_equal(hca_listen(r->w, VOCAB_SIDE_DST, ADDR, &d->l), 0);
 	assert_int_equal(hca_world_add_progress(r->w, rdst_progress, d), 0);
 }
 

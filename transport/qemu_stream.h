@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "faults/cause.h"
+#include "vocab/cause.h"
 #include "transport/stream.h"
 
 #define QEMU_STREAM_PAGE_BYTES 4096u            /* x86 TARGET_PAGE_SIZE */

@@ -133,6 +133,28 @@ int wire_hdr_decode(const uint8_t *buf, size_t len, struct wire_hdr *out)
 	return 0;
 }
 
+bool wire_corrupt(uint8_t *msg, uint32_t len, int how)
+{
+	if (len < WIRE_HDR_BYTES)
+		return false;
+	switch (how) {
+	case FAULT_CORRUPT_LEN:
+		msg[0] ^= 0x40;           /* len + 1 GiB: "too long length" */
+		return true;
+	case FAULT_CORRUPT_TYPE:
+		msg[7] ^= 0x80;           /* an unknown type */
+		return true;
+	case FAULT_CORRUPT_REPEAT:
+		msg[9] ^= 0x01;           /* repeat +/- 65536: over 4096 */
+		return true;
+	default:
+		if (len <= WIRE_HDR_BYTES)
+			return false;
+		msg[WIRE_HDR_BYTES] ^= 0xff;
+		return true;
+	}
+}
+
 /* ---- payload records (docs/protocol.md, 'Payload records') ------------------------------- */
 
 int wire_dest_block_encode(const struct wire_dest_block *b, uint8_t *buf, size_t len)

@@ -6,6 +6,7 @@
  * buffer; encoders return the number of bytes written or -ENOSPC. */
 #ifndef MIGBED_TRANSPORT_WIRE_H
 #define MIGBED_TRANSPORT_WIRE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "vocab/vocab.h"
@@ -58,6 +59,12 @@ const char *wire_type_name(uint32_t type);
 const char *wire_type_token(uint32_t type);
 int wire_hdr_encode(const struct wire_hdr *h, uint8_t *buf, size_t len);
 int wire_hdr_decode(const uint8_t *buf, size_t len, struct wire_hdr *out);
+/* The fault action corrupt on a framed message (msg, len: header + data), in place: how is
+ * enum fault_corrupt (vocab/vocab.h): len adds 1 GiB to the length ("too long length"), type
+ * makes it unknown, repeat adds or takes 65536 (over 4096), payload flips the first data
+ * byte. false: nothing to change (payload of a message without data, or len < 16). The
+ * sender encodes a fresh header for its next message. */
+bool wire_corrupt(uint8_t *msg, uint32_t len, int how);
 
 /* ---- payload records --------------------------------------------------------------------- */
 #define WIRE_DEST_BLOCK_BYTES   32u

@@ -148,6 +148,31 @@ static void test_hdr_short(void **state)
 	assert_int_equal(wire_hdr_decode(NULL, 16, &d), -EINVAL);
 }
 
+/* corrupt(...) of a framed message, as a fault rule asks it of the protocol (wire_corrupt):
+ * what each kind changes, read back through the decoder. */
+static void test_corrupt(void **state)
+{
+	(void)state;
+	struct wire_hdr h = { .len = 4, .type = WIRE_READY, .repeat = 1 }, d;
+	uint8_t msg[WIRE_HDR_BYTES + 4] = { 0 };
+
+	assert_int_equal(wire_hdr_encode(&h, msg, sizeof msg), (int)WIRE_HDR_BYTES);
+	assert_true(wire_corrupt(msg, sizeof msg, FAULT_CORRUPT_LEN));
+	assert_true(wire_corrupt(msg, sizeof msg, FAULT_CORRUPT_TYPE));
+	assert_true(wire_corrupt(msg, sizeof msg, FAULT_CORRUPT_REPEAT));
+	assert_true(wire_corrupt(msg, sizeof msg, FAULT_CORRUPT_PAYLOAD));
+	assert_int_equal(wire_hdr_decode(msg, sizeof msg, &d), 0);
+	assert_int_equal(d.len, 4 + (1u << 30));            /* "too long length" */
+	assert_int_equal(d.type, WIRE_READY ^ 0x80u);        /* unknown */
+	assert_int_equal(d.repeat, 1 + 65536);               /* over 4096 */
+	assert_int_equal(msg[WIRE_HDR_BYTES], 0xff);
+	/* nothing to change: a payload without data, or less than a header */
+	assert_false(wire_corrupt(msg, WIRE_HDR_BYTES, FAULT_CORRUPT_PAYLOAD));
+	assert_false(wire_corrupt(msg, WIRE_HDR_BYTES - 1, FAULT_CORRUPT_LEN));
+	assert_int_equal(wire_hdr_decode(msg, sizeof msg, &d), 0);
+	assert_int_equal(d.len, 4 + (1u << 30));             /* unchanged by the refusals */
+}
+
 static void test_type_names(void **state)
 {
 	(void)state;
@@ -484,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_hdr_bytes),
 		cmocka_unit_test(test_hdr_round_trip),
 		cmocka_unit_test(test_hdr_short),
+		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_type_names),
 		cmocka_unit_test(test_dest_block),
 		cmocka_unit_test(test_register),

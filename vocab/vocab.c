@@ -1,6 +1,7 @@
 /* vocab - name tables and parsers generated from the X-macro lists (see vocab.h). */
 #include "vocab/vocab.h"
 
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -63,8 +64,29 @@ static const char *const msg_token[] = {
 #undef X
 };
 static const char *const side_token[] = {
-#define X(NAME, tok) #tok,
+#define X(NAME, tok, alias) #tok,
 	VOCAB_SIDE(X)
+#undef X
+};
+static const char *const side_alias[] = {
+#define X(NAME, tok, alias) #alias,
+	VOCAB_SIDE(X)
+#undef X
+};
+static const char *const site_token[FAULT_SITE_COUNT] = {
+#define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = tok,
+	VOCAB_FAULT_SITE(X)
+#undef X
+#define X(NAME, v, tok) [FAULT_SITE_CM_EVENT + (v)] = "cm." #tok,
+	VOCAB_CM_EVENT(X)
+#undef X
+#define X(NAME, v, qname, tok) [FAULT_SITE_MSG + (v)] = "msg." #tok,
+	VOCAB_MSG_TYPE(X)
+#undef X
+};
+static const char *const site_canonical[FAULT_SITE_CM_EVENT] = {
+#define X(NAME, tok, cls, canon) [FAULT_SITE_##NAME] = canon,
+	VOCAB_FAULT_SITE(X)
 #undef X
 };
 
@@ -72,6 +94,7 @@ _Static_assert(sizeof wc_name / sizeof *wc_name == VOCAB_WC_STATUS_COUNT, "WC st
 _Static_assert(sizeof cm_name / sizeof *cm_name == VOCAB_CM_EVENT_COUNT, "CM event count");
 _Static_assert(sizeof msg_name / sizeof *msg_name == VOCAB_MSG_TYPE_COUNT, "message type count");
 _Static_assert(sizeof side_token / sizeof *side_token == VOCAB_SIDE_COUNT, "side count");
+_Static_assert(FAULT_SITE_CM_EVENT == VOCAB_FAULT_SITE_FIXED_COUNT, "fixed fault sites");
 
 static int lookup(const char *const *t, int n, const char *s)
 {
@@ -118,6 +141,37 @@ const char *vocab_side_token(int s)
 	return s >= 0 && s < VOCAB_SIDE_COUNT ? side_token[s] : "?";
 }
 
+const char *vocab_fault_site_token(int site)
+{
+	return site >= 0 && site < FAULT_SITE_COUNT ? site_token[site] : "?";
+}
+
+const char *vocab_fault_site_canonical(int site)
+{
+	if (site < 0 || site >= FAULT_SITE_COUNT)
+		return "?";
+	return site < FAULT_SITE_CM_EVENT ? site_canonical[site] : "drop";
+}
+
+enum fault_site fault_site_cm(int event_type)
+{
+	assert(event_type >= 0 && event_type < VOCAB_CM_EVENT_COUNT);
+	return (enum fault_site)(FAULT_SITE_CM_EVENT + event_type);
+}
+
+enum fault_site fault_site_msg(uint32_t msg_type)
+{
+	assert(msg_type < VOCAB_MSG_TYPE_COUNT);
+	return (enum fault_site)(FAULT_SITE_MSG + (int)msg_type);
+}
+
+int vocab_side_parse(const char *name)
+{
+	int s = lookup(side_token, VOCAB_SIDE_COUNT, name);
+	return s >= 0 ? s : lookup(side_alias, VOCAB_SIDE_COUNT, name);
+}
+
+int vocab_fault_site_lookup(const char *tok) { return lookup(site_token, FAULT_SITE_COUNT, tok); }
 int vocab_wc_status_lookup(const char *name) { return lookup(wc_name, VOCAB_WC_STATUS_COUNT, name); }
 int vocab_cm_event_lookup(const char *tok) { return lookup(cm_token, VOCAB_CM_EVENT_COUNT, tok); }
 int vocab_msg_type_lookup(const char *tok) { return lookup(msg_token, VOCAB_MSG_TYPE_COUNT, tok); }

@@ -60,12 +60,42 @@ static void test_round_trips(void **st)
 	assert_int_equal(vocab_side_lookup("source"), -1);
 }
 
+/* Sides parse with their aliases (the fault rules' spelling); fault sites round-trip, the
+ * cm.* and msg.* sites follow the CM events and message types, canonical actions come from
+ * the table's column. */
+static void test_sides_and_fault_sites(void **st)
+{
+	(void)st;
+	assert_int_equal(vocab_side_parse("src"), VOCAB_SIDE_SRC);
+	assert_int_equal(vocab_side_parse("source"), VOCAB_SIDE_SRC);
+	assert_int_equal(vocab_side_parse("dest"), VOCAB_SIDE_DST);
+	assert_int_equal(vocab_side_parse("destination"), -1);
+	assert_int_equal(vocab_side_parse(NULL), -1);
+	assert_int_equal(FAULT_SITE_CM_EVENT, VOCAB_FAULT_SITE_FIXED_COUNT);
+	assert_int_equal(FAULT_SITE_COUNT, VOCAB_FAULT_SITE_FIXED_COUNT + VOCAB_CM_EVENT_COUNT + VOCAB_MSG_TYPE_COUNT);
+	for (int s = 0; s < FAULT_SITE_COUNT; s++)
+		assert_int_equal(vocab_fault_site_lookup(vocab_fault_site_token(s)), s);
+	assert_string_equal(vocab_fault_site_token(FAULT_SITE_POST_SEND_WRITE), "post_send.write");
+	assert_string_equal(vocab_fault_site_token(fault_site_cm(VOCAB_CM_ESTABLISHED)), "cm.established");
+	assert_string_equal(vocab_fault_site_token(fault_site_msg(VOCAB_MSG_READY)), "msg.ready");
+	assert_string_equal(vocab_fault_site_token(FAULT_SITE_COUNT), "?");
+	assert_string_equal(vocab_fault_site_token(-1), "?");
+	assert_int_equal(vocab_fault_site_lookup("msg.bad"), -1);
+	assert_string_equal(vocab_fault_site_canonical(FAULT_SITE_REG_MR), "errno(ENOMEM)");
+	assert_string_equal(vocab_fault_site_canonical(FAULT_SITE_WC_RECV), "status(GENERAL_ERR)");
+	assert_string_equal(vocab_fault_site_canonical(fault_site_msg(VOCAB_MSG_ERROR)), "drop");
+	assert_string_equal(vocab_fault_site_canonical(FAULT_SITE_COUNT), "?");
+	assert_int_equal(FAULT_ACT_COUNT, 10);
+	assert_int_equal(FAULT_CORRUPT_COUNT, 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_round_trips),
+		cmocka_unit_test(test_sides_and_fault_sites),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

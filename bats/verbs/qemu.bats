@@ -192,7 +192,7 @@ m2q_memory_equal() {
 # --- migbed-side faults against the real QEMU 7.2 (issue 7 part 3) ---------------------------
 # migbed injects a fault on its own side; the test asserts what QEMU did: a source QEMU's final
 # query-migrate, a destination QEMU's exit status, and its exact error lines (observed with QEMU
-# 7.2.22; the full table is in docs/qemu-in-the-loop.md and faults/cause.h's qemu column).
+# 7.2.22; the full table is in docs/qemu-in-the-loop.md and vocab/cause.h's qemu column).
 
 # QEMU 7.2 source -> migbed dest with faults: q2m_fault PORT [MIGBED ARGS...]
 # Sets drc (migbed's exit status), mig (QEMU's reply to `migrate`), qst (its final

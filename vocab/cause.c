@@ -1,5 +1,5 @@
 /* cause - the named failure table (see cause.h). */
-#include "faults/cause.h"
+#include "vocab/cause.h"
 
 #include <stdarg.h>
 #include <stdio.h>

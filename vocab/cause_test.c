@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "faults/cause.h"
+#include "vocab/cause.h"
 
 /* ^[A-Z][A-Z0-9_]*$ */
 static int name_ok(const char *s)

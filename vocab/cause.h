@@ -8,10 +8,11 @@
  *
  * Functions return 0 or a negative cause code (-CAUSE_x); details (block, chunk, rkey, the
  * work-completion status) travel beside it in a struct cause_ctx. */
-#ifndef MIGBED_FAULTS_CAUSE_H
-#define MIGBED_FAULTS_CAUSE_H
+#ifndef MIGBED_VOCAB_CAUSE_H
+#define MIGBED_VOCAB_CAUSE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "vocab/vocab.h"
 
 #define CAUSE_TABLE(X) \
 X(CONNECT_FAILED, PRIMARY, "could not connect to the destination", \
@@ -252,7 +253,7 @@ int cause_lookup(const char *name);
 #define CAUSE_DETAIL_MAX 320
 struct cause_ctx {
 	int cause;                     /* positive cause code, 0 = none */
-	const char *side;              /* "src" / "dst" */
+	enum vocab_side side;          /* the side it happened on */
 	uint64_t t_ns;                 /* virtual time of the failure */
 	char detail[CAUSE_DETAIL_MAX]; /* "block=pc.ram chunk=3 rkey=0x1234 status=REM_ACCESS_ERR (remote access error)" */
 };
