@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
-# Bad input and output targets of the commands that run a migration (run, source, dest):
-# every bad corpus trace (bats/data/traces/bad, its defect in a first-line
+# Bad input and output targets of the commands that run a migration (run, source, dest,
+# torture): every bad corpus trace (bats/data/traces/bad, its defect in a first-line
 # "# expect: LINE: keyword" comment) fed to every way they read a trace exits 2 naming
 # FILE:LINE and the problem, before anything runs, and leaves no output file; --json,
-# --events and --fault-counts write "-" to stdout, devices and FIFOs in place, through
-# symlinks (the link stays), and an unwritable path is refused before the run.
+# --events and --fault-counts (and torture's --json, dest's --ready-file, source's
+# --dump-mem) write "-" to stdout, devices and FIFOs in place, through symlinks (the link
+# stays), and an unwritable path is refused before the run.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -54,6 +55,8 @@ bad_trace_case() {
       --ready-file out/ready --trace "$f"
     bad_trace_case "dest --dst-layout" "$f" dest --listen 127.0.0.1:0 --accept-timeout-ms 100 \
       --ready-file out/ready --trace "$good" --dst-layout "$f"
+    bad_trace_case "torture --trace" "$f" torture --trace "$f"
+    bad_trace_case "torture --dst-layout" "$f" torture --trace "$good" --dst-layout "$f"
     n=$((n + 1))
   done
   [ "$n" -ge 20 ]
@@ -191,13 +194,18 @@ bad_trace_case() {
   [ ! -e null.tmp ]
 }
 
-# unwritable OPTION PATH: refused before the run (no verdict line), exit 2, PATH named
+# unwritable OPTION PATH [COMMAND ARGS...]: `migbed COMMAND ARGS OPTION PATH` (COMMAND: run
+# unless given) is refused before the run (no verdict line, no torture table), exit 2, PATH named
 unwritable() {
-  run "$MIGBED" run "$1" "$2"
-  echo "$1 $2 -> $status: $output"
+  local opt=$1 path=$2
+  shift 2
+  [ $# -gt 0 ] || set -- run
+  run "$MIGBED" "$@" "$opt" "$path"
+  echo "$* $opt $path -> $status: $output"
   [ "$status" -eq 2 ]
   [[ "$output" != *"verdict="* ]]
-  [[ "$output" == *"$2: cannot write"* ]]
+  [[ "$output" != *"VERDICT"* ]]
+  [[ "$output" == *"$path: cannot write"* ]]
 }
 
 @test "an unwritable --json, --events or --fault-counts is refused before the run, nothing created" {
@@ -234,4 +242,86 @@ unwritable() {
     [ ! -e ready ]
     [ ! -e ready.tmp ]
   done
+}
+
+# --- torture --json, dest --ready-file, source --dump-mem: the same rules ----------------------
+
+TORTURE_SCN=$BATS_TEST_DIRNAME/data/torture-small.scn
+
+@test "torture --json: - is stdout after the table, a symlink stays, a FIFO is written in place" {
+  export TMPDIR=$BATS_TEST_TMPDIR
+  "$MIGBED" torture "$TORTURE_SCN" --sites connect --json want.json >want.txt
+  jq -e '.ok and (.runs | length == 1)' want.json
+  run --separate-stderr "$MIGBED" torture "$TORTURE_SCN" --sites connect --json -
+  [ "$status" -eq 0 ]
+  [ ! -e ./- ]
+  [ ! -e ./-.tmp ]
+  [ "$(head -n "$(wc -l <want.txt)" <<<"$output")" = "$(cat want.txt)" ]
+  [ "$(tail -n +"$(($(wc -l <want.txt) + 1))" <<<"$output")" = "$(cat want.json)" ]
+  mkdir a
+  echo old >a/real.json
+  ln -s a/real.json l.json
+  run "$MIGBED" torture "$TORTURE_SCN" --sites connect --json l.json
+  [ "$status" -eq 0 ]
+  [ -L l.json ]
+  cmp want.json a/real.json
+  [ "$(ls a | grep -c '\.tmp$')" -eq 0 ]
+  mkfifo jf
+  timeout "$(scaled 20)" cat jf >got.json &
+  local jpid=$!
+  run "$MIGBED" torture "$TORTURE_SCN" --sites connect --json jf
+  wait "$jpid"
+  [ "$status" -eq 0 ]
+  [ -p jf ]
+  cmp want.json got.json
+}
+
+@test "torture: an unwritable --json is refused before the sweep, nothing created" {
+  export TMPDIR=$BATS_TEST_TMPDIR
+  mkdir d
+  unwritable --json /nonexistent/dir/x.json torture "$TORTURE_SCN"
+  [ ! -e /nonexistent ]
+  unwritable --json d torture "$TORTURE_SCN"
+  [ -z "$(ls -A d)" ]
+  [ ! -e d.tmp ]
+  unwritable --json /proc/migbed-x.json torture "$TORTURE_SCN"
+  [ -z "$(find . -name 'migbed-torture-*')" ]     # and no sweep folder is left behind
+}
+
+@test "dest --ready-file: through a symlink (the link stays), - is stdout, unwritable refused before listening" {
+  local dest=(dest --backend model --listen 127.0.0.1:0 --accept-timeout-ms 100 --quiet)
+  ln -s real.ready ready
+  run "$MIGBED" "${dest[@]}" --ready-file ready
+  [ "$status" -eq 1 ]            # listened, then no source came: TIMEOUT
+  [ -L ready ]
+  [[ "$(cat real.ready)" == "listening 127.0.0.1:0 pid "* ]]
+  [ ! -e real.ready.tmp ]
+  run --separate-stderr "$MIGBED" "${dest[@]}" --ready-file -
+  [ "$status" -eq 1 ]
+  [[ "${lines[0]}" == "listening 127.0.0.1:0 pid "* ]]
+  [ ! -e ./- ]
+  run "$MIGBED" "${dest[@]}" --ready-file /nonexistent/dir/ready
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--ready-file /nonexistent/dir/ready: No such file or directory"* ]]
+  [[ "$output" != *"listening on"* ]]
+}
+
+@test "source --dump-mem: through a symlink (the link stays), - is stdout, unwritable refused before connecting" {
+  local src=(source --backend model --mem bytes --guest 4M --worker-bytes 1M --connect 127.0.0.1:9 --quiet)
+  ln -s real.mem dump.mem
+  run "$MIGBED" "${src[@]}" --dump-mem dump.mem
+  [ "$status" -eq 1 ]            # nobody listens: CONNECT_FAILED, the memory is dumped all the same
+  [ -L dump.mem ]
+  [ "$(stat -c %s real.mem)" -eq $((4 << 20)) ]
+  [ ! -e real.mem.tmp ]
+  local rc=0
+  "$MIGBED" "${src[@]}" --dump-mem - >out.bin || rc=$?
+  [ "$rc" -eq 1 ]
+  [ ! -e ./- ]
+  cmp <(head -c $((4 << 20)) out.bin) real.mem
+  [ "$(tail -c +$(((4 << 20) + 1)) out.bin)" = "migbed: verdict=fail status=failed cause=CONNECT_FAILED side=src" ]
+  run "$MIGBED" "${src[@]}" --dump-mem /nonexistent/dir/x.mem
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--dump-mem /nonexistent/dir/x.mem: No such file or directory"* ]]
+  [[ "$output" != *"verdict="* ]]
 }

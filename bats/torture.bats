@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # migbed torture (docs/faults.md "Torture"): the sweep of a small scenario with every
-# fallible call failed once (inside make check), sharding, --max-runs, determinism, and that
-# a crashing or hanging run fails the sweep.
+# fallible call failed once (inside make check), sharding, --max-runs, determinism, that
+# a crashing or hanging run fails the sweep, and that a defective trace is bad input (exit 2).
+# Its --json's output-file rules are tested with run's in bad-input.bats.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -148,4 +149,19 @@ runs_of() {
   run "$MIGBED" torture "$SCN" --sites 'connect,accept' --json sweep.json
   [ "$status" -eq 0 ]
   [ "$(jq -r '[.groups[].site] | join(" ")' sweep.json)" = "connect accept" ]
+}
+
+@test "a defective trace is bad input: exit 2 with run's FILE:LINE: problem, no sweep" {
+  local f=$BATS_TEST_DIRNAME/data/traces/bad/time-backwards.trace
+  run --separate-stderr "$MIGBED" run --trace "$f"
+  [ "$status" -eq 2 ]
+  want=${stderr#migbed: run: }
+  [[ "$want" == "$f:7: "* ]]
+  run --separate-stderr "$MIGBED" torture --trace "$f" --json sweep.json
+  echo "$stderr"
+  [ "$status" -eq 2 ]
+  [ "$stderr" = "migbed: torture: $want" ]
+  [ -z "$output" ]
+  [ ! -e sweep.json ]
+  [ -z "$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name 'migbed-torture-*')" ]
 }

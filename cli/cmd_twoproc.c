@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
+#include "run/out_file.h"
 #include "run/run.h"
 #include "sim/size.h"
 
@@ -99,60 +100,45 @@ static int parse(struct runcfg *c, int argc, char **argv, const char *who, void 
 	return rc;
 }
 
-/* --dump-mem: block 0's bytes into `f` (FILE.tmp, opened before the run), then renamed to
- * FILE: whole or not at all (not at all unless `keep`). 0 or -errno. */
-static int dump_mem(mem *m, FILE *f, const char *path, bool keep)
-{
-	char tmp[4200];
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	const uint8_t *p = mem_block_ptr(m, 0);
-	uint64_t n = mem_block_bytes(m, 0);
-	int rc = !keep ? -ECANCELED : fwrite(p, 1, n, f) == n ? 0 : -EIO;
-	if (fclose(f) != 0 && rc == 0)
-		rc = -EIO;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
-
-static FILE *dump_open(const char *path)
-{
-	char tmp[4200];
-	if (strlen(path) > 4000) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	return fopen(tmp, "wb");
-}
-
-/* --dump-mem, around the migration (run_side's hooks). */
+/* --dump-mem, around the migration (run_side's hooks): block 0's bytes, under the output-file
+ * rules of run/out_file.h ("-" is stdout, a symlink or device written through, a path that
+ * cannot be written refused before the migration), whole or not at all. */
 struct dump {
 	const char *path;
-	FILE *f;          /* path.tmp, opened before the migration */
-	int rc;           /* of dump_mem */
+	struct out_file of;   /* opened before the migration */
+	int rc;               /* of the dump: 0 or -errno */
 };
 
 static int dump_before(void *arg, mem *src, struct diag *d)
 {
 	struct dump *dm = arg;
+	int rc;
 	if (!dm->path)
 		return 0;
 	if (mem_repr(src) != MEM_REPR_BYTES)
 		return diag_set(d, "--dump-mem %s: needs --mem bytes", dm->path);
-	if (!(dm->f = dump_open(dm->path)))
-		return diag_set(d, "--dump-mem %s: %s", dm->path, strerror(errno));
+	if ((rc = out_file_open(&dm->of, dm->path, NULL)))
+		return diag_set(d, "--dump-mem %s: %s", dm->path, strerror(-rc));
 	return 0;
 }
 
+/* ran: the migration ran (whatever its outcome): dump and commit; else nothing is left. */
 static void dump_after(void *arg, mem *src, bool ran)
 {
 	struct dump *dm = arg;
-	int rc = dm->f ? dump_mem(src, dm->f, dm->path, ran) : 0;
-	dm->rc = ran ? rc : 0;   /* not run (bad input): nothing dumped, and no second message */
-	dm->f = NULL;
+	dm->rc = 0;
+	if (!dm->of.f)
+		return;
+	if (!ran) {               /* not run (bad input): nothing dumped, and no second message */
+		out_file_abort(&dm->of);
+		return;
+	}
+	uint64_t n = mem_block_bytes(src, 0);
+	dm->rc = fwrite(mem_block_ptr(src, 0), 1, n, dm->of.f) == n ? 0 : -EIO;
+	if (dm->rc)
+		out_file_abort(&dm->of);
+	else
+		dm->rc = out_file_commit(&dm->of, NULL);
 }
 
 int cmd_source(int argc, char **argv)
@@ -196,22 +182,22 @@ int cmd_source(int argc, char **argv)
 }
 
 /* --ready-file / --ready-fd: opened (and checked) before anything runs, written once the
- * destination listens. */
+ * destination listens. The file follows the output-file rules of run/out_file.h ("-" is
+ * stdout, a symlink or device written through, a new or regular file appears whole). */
 struct ready {
 	const char *path;
-	char tmp[4200];
-	FILE *f;          /* path.tmp, or fdopen of the fd */
+	struct out_file of;   /* --ready-file */
+	FILE *f;              /* of.f, or fdopen of --ready-fd */
 };
 
 static int ready_open(struct ready *rd, const char *path, const char *fd_s)
 {
+	int rc;
 	if (path) {
-		if (strlen(path) > 4000 || !path[0])
-			return cli_usage_error("dest: --ready-file: path empty or too long");
-		snprintf(rd->tmp, sizeof rd->tmp, "%s.tmp", path);
+		if ((rc = out_file_open(&rd->of, path, NULL)))
+			return cli_usage_error("dest: --ready-file %s: %s", path, strerror(-rc));
 		rd->path = path;
-		if (!(rd->f = fopen(rd->tmp, "w")))
-			return cli_usage_error("dest: --ready-file %s: %s", path, strerror(errno));
+		rd->f = rd->of.f;
 		return 0;
 	}
 	if (fd_s) {
@@ -228,24 +214,23 @@ static int ready_open(struct ready *rd, const char *path, const char *fd_s)
  * could not listen). */
 static void ready_done(struct ready *rd, bool ok, const char *addr)
 {
+	int rc;
 	if (!rd->f)
 		return;
 	/* a reader of --ready-fd that went away must not kill the destination (SIGPIPE) */
 	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
 	if (ok)
 		fprintf(rd->f, "listening %s pid %ld\n", addr, (long)getpid());
-	int rc = fclose(rd->f);
-	signal(SIGPIPE, old);
-	if (ok && rc != 0 && !rd->path)
+	if (rd->path) {
+		if (!ok)
+			out_file_abort(&rd->of);
+		else if ((rc = out_file_commit(&rd->of, NULL)))
+			fprintf(stderr, "migbed: dest: --ready-file %s: %s\n", rd->path, strerror(-rc));
+	} else if (fclose(rd->f) != 0 && ok) {
 		fprintf(stderr, "migbed: dest: --ready-fd: %s (going on)\n", strerror(errno));
+	}
+	signal(SIGPIPE, old);
 	rd->f = NULL;
-	if (!rd->path)
-		return;
-	if (ok && rc == 0 && rename(rd->tmp, rd->path) == 0)
-		return;
-	if (ok)
-		fprintf(stderr, "migbed: dest: --ready-file %s: %s\n", rd->path, strerror(errno));
-	unlink(rd->tmp);
 }
 
 /* run_side's hook: the destination listens; say so (stderr, then the ready file or fd). */

@@ -46,6 +46,7 @@ struct run {
 	fault_plan *faults;            /* the run's fault plan (empty: only counts calls) */
 	bool faults_io_error;          /* --fault-counts could not be written (d set) */
 	uint64_t injected;             /* the plan's injections, the teardown's too */
+	uint64_t calls[FAULT_SITE_COUNT][FAULT_SIDES];   /* the plan's calls, the teardown's too */
 	bool paused;                   /* --pause-at was reached */
 	struct out_file json;          /* --json, opened by make_world */
 	struct out_file counts;        /* --fault-counts, opened by make_world */
@@ -298,6 +299,9 @@ static void faults_done(struct run *r)
 	}
 	out_file_abort(&r->counts);
 	r->injected = r->faults ? fault_plan_injected(r->faults) : 0;
+	for (int s = 0; s < FAULT_SITE_COUNT; s++)
+		for (int side = 0; side < FAULT_SIDES; side++)
+			r->calls[s][side] = fault_plan_calls(r->faults, (enum fault_site)s, (enum fault_side)side);
 	fault_plan_free(r->faults);
 	r->faults = NULL;
 }
@@ -537,6 +541,7 @@ static void conclude(struct run *r, struct run_result *res, struct diag *d)
 	res->virtual_ns = vclock_now_ns(hca_world_clock(r->w));
 	cleanup(r);
 	res->faults_injected = r->injected;
+	memcpy(res->fault_calls, r->calls, sizeof res->fault_calls);
 	res->pause_missed = r->c->pause_nth && !r->paused;
 	res->pause_event_lines = res->pause_missed ? evlog_count_event(r->ev, r->c->pause_event) : 0;
 	int erc = evlog_close(r->ev);

@@ -16,6 +16,7 @@
  *     committed by the run (a write error: res->output_error, d set); the --json file is
  *     opened before anything runs (so a bad path is refused early) and handed back in
  *     res->json for the caller to write and out_file_commit (or out_file_abort).
+ *   - res->fault_calls holds the counts --fault-counts writes, whether it is given or not.
  *   - res->out.detail points into res->out itself: copy a result with run_result_copy. */
 #ifndef MIGBED_RUN_RUN_H
 #define MIGBED_RUN_RUN_H
@@ -39,6 +40,9 @@ struct run_result {
 	/* every injection of the plan, the teardown's too (deregistrations: after out.faults,
 	 * whose per-rule counts, as the JSON reports them, are taken before the teardown) */
 	uint64_t faults_injected;
+	/* the calls at each fault site and side (fault_plan_calls), the teardown's too: what
+	 * --fault-counts writes, typed (migbed torture's baseline) */
+	uint64_t fault_calls[FAULT_SITE_COUNT][FAULT_SIDES];
 	const char *build_id;
 	bool pause_missed;            /* --pause-at was given and never reached ... */
 	uint64_t pause_event_lines;   /* ... in a log with this many lines of that event */
