@@ -5,6 +5,8 @@
 # repository; nothing points at the spec documents outside it (they were moved into
 # docs/protocol.md and docs/verbs-facts.md). Each check prints FILE:LINE: problem.
 
+load helpers
+
 ROOT=$BATS_TEST_DIRNAME/..
 SECT=$(printf '\302\247')      # the section sign, spelled in octal so this file cites nothing
 OUTSIDE="shared/"'spec'        # the out-of-repo spec folder, split so this file does not name it
@@ -111,4 +113,34 @@ outside_findings() {  # ROOT
   echo "$output"
   [ "${#lines[@]}" -eq 1 ]
   [[ "${lines[0]}" == "src/a.c:6:"* ]]
+}
+
+@test "docs: every fault site and action migbed knows is in docs/faults.md" {
+  run "$MIGBED" faults --json
+  [ "$status" -eq 0 ]
+  json=$output
+  missing=""
+  for s in $(jq -r '.sites[].site' <<<"$json"); do
+    grep -qF "\`$s\`" "$BATS_TEST_DIRNAME/../docs/faults.md" || missing="$missing $s"
+  done
+  for a in $(jq -r '.actions[]' <<<"$json"); do
+    grep -qE "\`$a(\(|\`)" "$BATS_TEST_DIRNAME/../docs/faults.md" || missing="$missing $a"
+  done
+  echo "not in docs/faults.md:$missing"
+  [ -z "$missing" ]
+  # and the list is the vocabulary's: 16 fixed sites, one per CM event (16), one per message type (12)
+  [ "$(jq '.sites | length' <<<"$json")" -eq 44 ]
+  [ "$(jq '[.sites[].site | select(startswith("cm."))] | length' <<<"$json")" -eq 16 ]
+}
+
+@test "faults: text and JSON list the same sites; a stray argument is exit 2" {
+  run "$MIGBED" faults
+  [ "$status" -eq 0 ]
+  [[ "${lines[1]}" == "reg_mr "*"errno"*"(torture: errno(ENOMEM))" ]]
+  text_sites=$(grep -cE '^[a-z_.]+ +[a-z_ ]+ +\(torture: ' <<<"$output")
+  run "$MIGBED" faults --json
+  [ "$(jq '.sites | length' <<<"$output")" -eq "$text_sites" ]
+  run "$MIGBED" faults --bogus
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown argument '--bogus'"* ]]
 }

@@ -26,6 +26,7 @@ static const struct subcmd subcmds[] = {
 	{ "trace", "stat", cmd_trace_stat, "summarise a trace (--json)" },
 	{ "trace", "check", cmd_trace_check, "validate a trace, reporting every defect" },
 	{ "causes", NULL, cmd_causes, "list the named failure causes (--json)" },
+	{ "faults", NULL, cmd_faults, "list the fault sites and actions a --fault rule can name (--json)" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
 	{ "options", NULL, cmd_options, "print the option table of run, source and dest (--markdown)" },
 };

@@ -59,6 +59,11 @@ static const char *const action_names[FAULT_ACT_COUNT] = {
 #undef X
 };
 
+const char *fault_action_name(enum fault_action a)
+{
+	return (unsigned)a < FAULT_ACT_COUNT ? action_names[a] : "?";
+}
+
 static const char *const corrupt_names[FAULT_CORRUPT_COUNT] = {
 #define X(NAME, tok) [FAULT_CORRUPT_##NAME] = #tok,
 	VOCAB_FAULT_CORRUPT(X)
