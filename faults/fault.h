@@ -81,7 +81,7 @@ int fault_action_format(enum fault_action a, int arg, uint64_t delay_ns, char *b
 const char *fault_site_name(enum fault_site s);       /* "reg_mr", "msg.ready", ... */
 /* The failure `migbed torture` injects at the site ("errno(ENOMEM)", "drop", ...). */
 const char *fault_site_canonical(enum fault_site s);
-const char *fault_action_name(enum fault_action a);  /* "errno", "qp_error", ...; "?" */
+const char *fault_action_name(enum fault_action a);  /* its token (errno, drop, ...); "?" */
 const char *fault_side_name(enum fault_side s);       /* "src", "dst", "any" */
 /* "reg_mr" -> site; -1 if unknown. */
 int fault_site_lookup(const char *name);
