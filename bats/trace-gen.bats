@@ -37,11 +37,11 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
              --cold-rate rand-set random hotcold idle; do
     [[ "$output" == *"$opt"* ]] || { echo "missing $opt"; false; }
   done
-  [[ "$output" == *"(512..1G; default 4K)"* ]]
-  [[ "$output" == *"(1..3600000 ms; default 10)"* ]]
-  [[ "$output" == *"(0 < F < 1; default 0.05)"* ]]
-  [[ "$output" == *"(1..4096; default 2)"* ]]
-  [[ "$output" == *"(1..86400000 ms; required)"* ]]
+  [[ "$output" == *"[512..1G] (default 4K)"* ]]
+  [[ "$output" == *"[1..3600000 ms] (default 10)"* ]]
+  [[ "$output" == *"[0 < F < 1] (default 0.05)"* ]]
+  [[ "$output" == *"[1..4096] (default 2)"* ]]
+  [[ "$output" == *"[1..86400000 ms] (required)"* ]]
 }
 
 @test "trace gen: the generator keys have run's defaults (2 x 16M at 32M/s, fewer bytes in a small guest)" {

@@ -282,6 +282,8 @@ static const struct line_case argv_cases[] = {
 	{ G, "--guest 64M " GEN_OK, NULL, NULL, 2, 16u << 20, 32u << 20 },
 	{ G, "--guest 4M " GEN_OK, NULL, NULL, 2, 1u << 20, 32u << 20 },
 	{ G, "--guest 64M --workers 4 --worker-bytes 8M --sweep-rate=1G " GEN_OK, NULL, NULL, 4, 8u << 20, 1u << 30 },
+	{ G, "--pattern idle --guest 1M --duration-ms 10 --seed 1 -ofile", NULL, NULL, 0, 0, 0 },
+	{ G, "--pattern idle --guest 1M --duration-ms 10 --seed 1 -xfile", "unknown option '-xfile' (see migbed trace gen --help)", NULL, 0, 0, 0 },
 	{ G, "--guest 64M --workers 5000 " GEN_OK, "--workers: '5000' is not a number of workers from 1 to 4096", NULL, 0, 0, 0 },
 	{ G, "--guest 64M --cold-rate 0 " GEN_OK, "--cold-rate: '0' is not a rate in pages/s from 1 to 4294967295", NULL, 0, 0, 0 },
 	{ G, "--guest 64M --workers 0 " GEN_OK, "--workers: '0' is not a number of workers from 1 to 4096", NULL, 0, 0, 0 },
@@ -457,9 +459,9 @@ static void test_help_from_table(void **state)
 		assert_int_equal(lines, rows);   /* one line per row */
 		if (cmd == OPTS_TRACE_GEN) {
 			assert_non_null(strstr(text, "  --workers N                  rand-set: workers, each sweeping its own region "
-						     "(like stress-ng --vm-method rand-set) (1..4096; default 2)\n"));
+						     "(like stress-ng --vm-method rand-set) [1..4096] (default 2)\n"));
 			assert_non_null(strstr(text, "--output FILE"));
-			assert_non_null(strstr(text, "(1..86400000 ms; required)"));
+			assert_non_null(strstr(text, "[1..86400000 ms] (required)"));
 		}
 		free(text);
 	}

@@ -502,7 +502,6 @@ static int choice_index(const char *arg, const char *v)
 static int get_number(const struct key *k, const char *v, uint64_t *out)
 {
 	uint64_t x;
-	unsigned shift;
 	if (k->alt && !strcmp(v, k->alt)) {
 		*out = 0;
 		return 0;
@@ -512,7 +511,6 @@ static int get_number(const struct key *k, const char *v, uint64_t *out)
 		return -EINVAL;
 	if (k->type == OT_POW2 && (x & (x - 1)))
 		return -EINVAL;
-	(void)shift;
 	*out = x;
 	return 0;
 }
@@ -769,10 +767,12 @@ static void print_row(FILE *f, const struct key *k, unsigned cmd)
 	const char *unit = k->unit && strcmp(k->unit, "bytes") ? k->unit : "";
 	bool req = k->req & cmd;
 	fprintf(f, "  %-28s %s", lhs, k->help);
-	if (bnd[0] || req || dflt[0])
-		fprintf(f, " (%s%s%s%s%s%s)", bnd, bnd[0] && unit[0] ? " " : "", bnd[0] ? unit : "",
-			bnd[0] && (req || dflt[0]) ? "; " : "", req ? "required" : dflt[0] ? "default " : "",
-			req ? "" : dflt);
+	if (bnd[0])
+		fprintf(f, " [%s%s%s]", bnd, unit[0] ? " " : "", unit);
+	if (req)
+		fprintf(f, " (required)");
+	else if (dflt[0])
+		fprintf(f, " (default %s)", dflt);
 	fputc('\n', f);
 }
 
@@ -836,7 +836,7 @@ void runcfg_print_markdown(FILE *f)
 
 /* ---- command lines ------------------------------------------------------------------------------ */
 
-/* argv[*i] is "--key[=V]" or "-o" of cmd: its row (NULL: not cmd's) and value (advancing *i
+/* argv[*i] is "--key[=V]", "-o" or "-oV" of cmd: its row (NULL: not cmd's) and value (advancing *i
  * past a separate one; NULL with *missing when there is none). */
 static const struct key *split_opt(unsigned cmd, int argc, char **argv, int *i, const char **v, bool *missing,
 				   char *name, size_t n)
@@ -845,9 +845,11 @@ static const struct key *split_opt(unsigned cmd, int argc, char **argv, int *i, 
 	const struct key *k;
 	*v = NULL;
 	*missing = false;
-	if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) {
+	if (a[0] == '-' && a[1] && a[1] != '-') {   /* -o FILE, -oFILE */
 		k = find_short(a[1], cmd);
-		snprintf(name, n, "%s", a);
+		snprintf(name, n, "%.*s", k ? 2 : (int)(n - 1), a);
+		if (k && a[2])
+			*v = a + 2;
 	} else {
 		const char *eq = strchr(a + 2, '=');
 		size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
