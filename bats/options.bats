@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The one option table (cli/runcfg.c): README's key table is the generated one (drift fails),
-# and every command's --help lists every key the table gives it.
+# and every command's --help (run, source, dest, trace gen, torture) lists every key the table
+# gives it, with its bounds.
 
 load helpers
 
@@ -19,21 +20,21 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
 }
 
 @test "a README whose key table drifted fails the check" {
-  sed 's/^| `--seed N` | run seed |/| `--seed N` | the seed |/' "$ROOT/README.md" >"$BATS_TEST_TMPDIR/README.md"
+  sed 's/^| `--seed N` | seed of the run /| `--seed N` | the seed /' "$ROOT/README.md" >"$BATS_TEST_TMPDIR/README.md"
   run cmp -s "$ROOT/README.md" "$BATS_TEST_TMPDIR/README.md"
   [ "$status" -eq 1 ]
   run "$ROOT/scripts/gen-options-doc.sh" --check "$MIGBED" "$BATS_TEST_TMPDIR/README.md"
   [ "$status" -eq 1 ]
-  [[ "$output" == *"run seed"* ]]
+  [[ "$output" == *"seed of the run"* ]]
 }
 
-@test "run, source and dest --help list every key the table gives them" {
-  for cmd in run source dest; do
+@test "run, source, dest, trace gen and torture --help list every key the table gives them" {
+  for cmd in run source dest trace-gen torture; do
     run keys_of "$cmd"
     [ "$status" -eq 0 ]
     keys=$output
-    [ "$(wc -l <<<"$keys")" -ge 40 ]
-    run "$MIGBED" "$cmd" --help
+    [ "$(wc -l <<<"$keys")" -ge 14 ]
+    run "$MIGBED" ${cmd/-/ } --help
     [ "$status" -eq 0 ]
     help=$output
     while read -r k; do
@@ -46,4 +47,30 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
   run "$MIGBED" options --nope
   [ "$status" -eq 2 ]
   [[ "$output" == *"options: unknown argument '--nope'"* ]]
+}
+
+@test "the table's bounds are in README's table and enforced the same by every command" {
+  run "$MIGBED" options --markdown
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'| `--workers N` | rand-set: workers, each sweeping its own region (like stress-ng --vm-method rand-set) | integer | 1..4096 |'* ]]
+  [[ "$output" == *'| `--max-runs N` | at most N reruns, spread evenly over the sites | integer | 1..100000 |'* ]]
+  for cmd in run "trace gen" torture; do
+    run "$MIGBED" $cmd --workers 5000
+    echo "$cmd: $output"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--workers: '5000' is not a number of workers from 1 to 4096"* ]]
+  done
+  run "$MIGBED" dest --listen 198.18.0.1:1 --accept-timeout-ms 0
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--accept-timeout-ms: '0' is not a time in ms from 1 to 86400000"* ]]
+  run "$MIGBED" source --connect
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"source: --connect needs a value"* ]]
+}
+
+@test "torture takes the generator's defaults: a 4M guest runs (it used to fail: 2 x 16M does not fit)" {
+  run "$MIGBED" torture --guest 4M --duration-ms 100 --max-runs 1 --sites reg_mr
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"torture: 1 runs"* ]]
 }

@@ -82,7 +82,7 @@ teardown() {
   [ ! -e "$BATS_TEST_TMPDIR/no" ]
   run "$MIGBED" dest --listen 198.18.0.1:1 --ready-fd 1
   [ "$status" -eq 2 ]
-  [[ "$output" == *"--ready-fd: '1' is not a file descriptor 3..1023"* ]]
+  [[ "$output" == *"--ready-fd: '1' is not a file descriptor from 3 to 1023"* ]]
   run "$MIGBED" dest --listen 198.18.0.1:1 --ready-fd 9 9>&-
   [ "$status" -eq 2 ]
   [[ "$output" == *"--ready-fd 9: Bad file descriptor"* ]]

@@ -184,7 +184,7 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   printf 'pattern = hotcold\ncold-rate = 0\n' >"$BATS_TEST_TMPDIR/c.scn"
   run "$MIGBED" run "$BATS_TEST_TMPDIR/c.scn"
   [ "$status" -eq 2 ]
-  [[ "$output" == *"c.scn:2: cold-rate: '0' is not a rate of 1 or more pages per second"* ]]
+  [[ "$output" == *"c.scn:2: cold-rate: '0' is not a rate in pages/s from 1 to 4294967295"* ]]
   run "$MIGBED" run --pattern hotcold --guest 64M --cold-rate 1 --quiet
   [ "$status" -eq 0 ]
 }

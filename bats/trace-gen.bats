@@ -28,7 +28,7 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
   [ ! -e out.trace.tmp ]
 }
 
-@test "trace gen --help lists every option with its default, exit 0" {
+@test "trace gen --help lists every option with its bounds and default, exit 0" {
   run --separate-stderr "$MIGBED" trace gen --help
   [ "$status" -eq 0 ]
   [ -z "$stderr" ]
@@ -37,9 +37,34 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
              --cold-rate rand-set random hotcold idle; do
     [[ "$output" == *"$opt"* ]] || { echo "missing $opt"; false; }
   done
-  [[ "$output" == *"default 4K"* ]]
-  [[ "$output" == *"default 10"* ]]
-  [[ "$output" == *"default 0.05"* ]]
+  [[ "$output" == *"[512..1G] (default 4K)"* ]]
+  [[ "$output" == *"[1..3600000 ms] (default 10)"* ]]
+  [[ "$output" == *"[0 < F < 1] (default 0.05)"* ]]
+  [[ "$output" == *"[1..4096] (default 2)"* ]]
+  [[ "$output" == *"[1..86400000 ms] (required)"* ]]
+}
+
+@test "trace gen: the generator keys have run's defaults (2 x 16M at 32M/s, fewer bytes in a small guest)" {
+  gen rand-set a.trace 2>/dev/null
+  grep -qx '# gen: migbed trace gen --pattern rand-set --guest 64M --page-size 4K --duration-ms 500 --epoch-ms 10 --seed 7 --workers 2 --worker-bytes 16M --sweep-rate 32M' a.trace
+  "$MIGBED" trace gen --pattern rand-set --guest 4M --duration-ms 100 --seed 1 -o b.trace 2>/dev/null
+  grep -q -- '--workers 2 --worker-bytes 1M --sweep-rate 32M$' b.trace
+  # the same in a run and in torture: a 4M guest fits the default workers
+  run "$MIGBED" run --guest 4M --duration-ms 100 --quiet
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+@test "trace gen: bounds are the option table's, as in run (--workers 5000 is refused by both)" {
+  expect_usage_error "migbed: trace gen: --workers: '5000' is not a number of workers from 1 to 4096" \
+    --pattern rand-set --guest 1G --duration-ms 10 --seed 1 --workers 5000 -o out.trace
+  run "$MIGBED" run --workers 5000
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--workers: '5000' is not a number of workers from 1 to 4096"* ]]
+  expect_usage_error "--cold-rate: '0' is not a rate in pages/s from 1 to 4294967295" \
+    --pattern hotcold --guest 1M --duration-ms 10 --seed 1 --cold-rate 0 -o out.trace
+  expect_usage_error "--workers: '0' is not a number of workers from 1 to 4096" \
+    --pattern rand-set --guest 1M --duration-ms 10 --seed 1 --workers 0 -o out.trace
 }
 
 @test "trace gen: each pattern generates a trace that trace check accepts" {
@@ -93,28 +118,28 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
 }
 
 @test "trace gen: a SIZE that is not one is rejected by name" {
-  expect_usage_error "migbed: trace gen: --guest: 'abc' is not a SIZE (e.g. 4096, 64K, 1M, 1G)" \
+  expect_usage_error "migbed: trace gen: --guest: 'abc' is not a SIZE of 1 or more" \
     --pattern idle --guest abc --duration-ms 10 --seed 1 -o out.trace
-  expect_usage_error "--page-size: '4k' is not a SIZE" \
+  expect_usage_error "--page-size: '4k' is not a power of two from 512 to 1G" \
     --pattern idle --guest 1M --page-size 4k --duration-ms 10 --seed 1 -o out.trace
-  expect_usage_error "--guest: '99999999999999999999' is too large" \
+  expect_usage_error "--guest: '99999999999999999999' is not a SIZE" \
     --pattern idle --guest 99999999999999999999 --duration-ms 10 --seed 1 -o out.trace
 }
 
 @test "trace gen: bad numbers and zero values are rejected" {
-  expect_usage_error "--duration-ms: 'ten' is not a non-negative integer" \
+  expect_usage_error "--duration-ms: 'ten' is not a time in ms from 1 to 86400000" \
     --pattern idle --guest 1M --duration-ms ten --seed 1 -o out.trace
-  expect_usage_error "--duration-ms: must be more than 0" \
+  expect_usage_error "--duration-ms: '0' is not a time in ms from 1 to 86400000" \
     --pattern idle --guest 1M --duration-ms 0 --seed 1 -o out.trace
-  expect_usage_error "--seed: '-1' is not a non-negative integer" \
+  expect_usage_error "--seed: '-1' is not a decimal number" \
     --pattern idle --guest 1M --duration-ms 10 --seed -1 -o out.trace
-  expect_usage_error "--rate: must be more than 0" \
+  expect_usage_error "--rate: '0' is not a rate in pages/s from 1 to 4294967295" \
     --pattern random --guest 1M --duration-ms 10 --seed 1 --rate 0 -o out.trace
-  expect_usage_error "--workers: '5000000000' is too large" \
+  expect_usage_error "--workers: '5000000000' is not a number of workers from 1 to 4096" \
     --pattern rand-set --guest 1M --duration-ms 10 --seed 1 --workers 5000000000 -o out.trace
-  expect_usage_error "--hot-fraction: '1.5' is not a number strictly between 0 and 1" \
+  expect_usage_error "--hot-fraction: '1.5' is not a fraction strictly between 0 and 1" \
     --pattern hotcold --guest 1M --duration-ms 10 --seed 1 --hot-fraction 1.5 -o out.trace
-  expect_usage_error "--hot-fraction: 'nan' is not a number" \
+  expect_usage_error "--hot-fraction: 'nan' is not a fraction" \
     --pattern hotcold --guest 1M --duration-ms 10 --seed 1 --hot-fraction nan -o out.trace
 }
 
@@ -122,18 +147,19 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
   expect_usage_error "does not fit in the guest" \
     --pattern rand-set --guest 1M --workers 5 --worker-bytes 256K --duration-ms 10 --seed 1 \
     -o out.trace
-  expect_usage_error "page-size 3000 must be a power of two" \
+  expect_usage_error "--page-size: '3000' is not a power of two from 512 to 1G" \
     --pattern idle --guest 1M --page-size 3000 --duration-ms 10 --seed 1 -o out.trace
   expect_usage_error "not a multiple of the page size" \
     --pattern idle --guest 5000 --duration-ms 10 --seed 1 -o out.trace
-  expect_usage_error "--workers only applies to --pattern rand-set" \
+  expect_usage_error "workers only applies to pattern rand-set, not random" \
     --pattern random --guest 1M --workers 2 --duration-ms 10 --seed 1 -o out.trace
 }
 
 @test "trace gen: missing, unknown and extra arguments are usage errors" {
-  expect_usage_error "-o FILE is required" --pattern idle --guest 1M --duration-ms 10 --seed 1
-  expect_usage_error "--seed is required" --pattern idle --guest 1M --duration-ms 10 -o out.trace
-  expect_usage_error "--pattern: 'zigzag' is not a pattern" \
+  expect_usage_error "--output FILE is required (see migbed trace gen --help)" \
+    --pattern idle --guest 1M --duration-ms 10 --seed 1
+  expect_usage_error "--seed N is required" --pattern idle --guest 1M --duration-ms 10 -o out.trace
+  expect_usage_error "--pattern: 'zigzag' is not rand-set, random, hotcold or idle" \
     --pattern zigzag --guest 1M --duration-ms 10 --seed 1 -o out.trace
   expect_usage_error "unknown option '--colour'" \
     --pattern idle --guest 1M --duration-ms 10 --seed 1 --colour -o out.trace

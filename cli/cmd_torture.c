@@ -43,110 +43,45 @@ static void usage(FILE *f)
 		   "post_*: errno(EIO); wc.*: status(GENERAL_ERR); connect, accept: errno(ECONNREFUSED);\n"
 		   "ep_create: errno(EHOSTUNREACH); modify_qp: errno(EINVAL); msg.*, cm: drop).\n"
 		   "Every rerun must end completed-and-verified or failed with a named cause.\n\n"
-		   "  --max-runs N       at most N reruns, spread evenly over the sites (default %u)\n"
-		   "  --shard K/N        only the K-th of N round-robin shares (CI matrices)\n"
-		   "  --json FILE        write the sweep as JSON\n"
-		   "  --watchdog-ms N    kill a rerun after N ms of wall time: a hang (default %u)\n"
-		   "  --jobs N           reruns at a time (default 1)\n"
-		   "  --sites GLOB,...   only these sites (e.g. 'reg_mr,msg.*'); default: all but the\n"
-		   "                     umbrella sites post_send and cm.* (their calls are covered)\n"
-		   "  other --key VALUE  passed to every `migbed run` (see migbed run --help)\n\n"
-		   "Table: site, side, call, action, verdict, cause, side of the cause.\n"
+		   "Its own keys, then those of `migbed run`, passed to every run:\n\n");
+	opts_print_help(f, OPTS_TORTURE);
+	fprintf(f, "\nTable: site, side, call, action, verdict, cause, side of the cause.\n"
 		   "exit status: 0 every run ended properly, 1 some run hung, crashed, corrupted memory,\n"
-		   "failed without a named cause or did not fire, 2 bad usage.\n",
-		TORTURE_MAX_RUNS_DEFAULT, TORTURE_WATCHDOG_MS_DEFAULT);
+		   "failed without a named cause or did not fire, 2 bad usage.\n");
 }
 
 /* ---- options ---------------------------------------------------------------------------- */
 
-static int parse_u64_opt(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	if (!v || size_parse_u64(v, out) != 0 || *out < lo || *out > hi)
-		return cli_usage_error("torture: %s: '%s' is not a number from %llu to %llu", name, v ? v : "",
-				       (unsigned long long)lo, (unsigned long long)hi);
-	return 0;
-}
+/* torture's own keys (rows of the option table, cli/runcfg.h), parsed once per process; the
+ * sweep's strings point into it. */
+static struct opts_extra torture_opts;
 
-static int parse_shard(struct torture *t, const char *v)
-{
-	unsigned long long k, n;
-	char tail;
-	if (!v || sscanf(v, "%llu/%llu%c", &k, &n, &tail) != 2 || n == 0 || k == 0 || k > n || n > 100000)
-		return cli_usage_error("torture: --shard: '%s' is not K/N with 1 <= K <= N", v ? v : "");
-	t->shard_k = k;
-	t->shard_n = n;
-	return 0;
-}
-
-/* --sites: every glob must match at least one fault site (a typo would otherwise select
- * nothing, or less than meant, and the sweep would pass). 0, or CLI_EXIT_USAGE after the message. */
-static int check_sites(const char *sites)
-{
-	char buf[512];
-	if (strlen(sites) >= sizeof buf)
-		return cli_usage_error("torture: --sites: longer than %zu bytes", sizeof buf - 1);
-	memcpy(buf, sites, strlen(sites) + 1);
-	int n = 0;
-	for (char *save = NULL, *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save), n++) {
-		bool hit = false;
-		for (int st = 0; st < FAULT_SITE_COUNT && !hit; st++)
-			hit = fnmatch(g, fault_site_name((enum fault_site)st), 0) == 0;
-		if (!hit)
-			return cli_usage_error("torture: --sites: '%s' matches no fault site (reg_mr, post_send.write, "
-					       "wc.*, msg.ready, ...: see docs/faults.md)", g);
-	}
-	return n ? 0 : cli_usage_error("torture: --sites: no site given");
-}
-
-/* Take one torture option at argv[*i] ("--name V" or "--name=V"): 1 taken, 0 not ours, 2 bad. */
-static int take_option(struct torture *t, int argc, char **argv, int *i)
-{
-	static const char *const names[] = { "--max-runs", "--shard", "--json", "--watchdog-ms", "--jobs", "--sites" };
-	const char *a = argv[*i], *v = NULL;
-	size_t k = 0, nl = 0;
-	for (; k < sizeof names / sizeof names[0]; k++) {
-		nl = strlen(names[k]);
-		if (!strncmp(a, names[k], nl) && (a[nl] == '\0' || a[nl] == '='))
-			break;
-	}
-	if (k == sizeof names / sizeof names[0])
-		return 0;
-	v = a[nl] == '=' ? a + nl + 1 : *i + 1 < argc ? argv[++*i] : NULL;
-	if (!v)
-		return cli_usage_error("torture: %s needs a value", names[k]);
-	switch (k) {
-	case 0: return parse_u64_opt("--max-runs", v, 1, TORTURE_MAX_RUNS_LIMIT, &t->max_runs) ? 2 : 1;
-	case 1: return parse_shard(t, v) ? 2 : 1;
-	case 2: t->json_path = v; return 1;
-	case 3: return parse_u64_opt("--watchdog-ms", v, 100, 86400000, &t->watchdog_ms) ? 2 : 1;
-	case 4: return parse_u64_opt("--jobs", v, 1, TORTURE_JOBS_MAX, &t->jobs) ? 2 : 1;
-	default: t->sites = v; return check_sites(v) ? 2 : 1;
-	}
-}
-
-/* Split argv into torture options and `migbed run` options; validate the latter with run's
- * own parser (bad input: its file:line message, exit 2). 1: help printed; 0 ok; 2 bad. */
+/* Take torture's own keys out of argv, the rest (`migbed run` options) into t->run_argv, and
+ * validate those with run's own parser (bad input: its file:line message, exit 2). 1: help
+ * printed; 0 ok; 2 bad. */
 static int parse_args(struct torture *t, int argc, char **argv)
 {
+	struct opts_extra *x = &torture_opts;
+	struct diag d = { 0 };
 	t->run_argv = calloc((size_t)argc + 1, sizeof *t->run_argv);
 	if (!t->run_argv)
 		return cli_usage_error("torture: out of memory");
+	opts_extra_defaults(x);
 	t->run_argv[t->run_argc++] = "run";
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 1;
-		}
-		int rc = take_option(t, argc, argv, &i);
-		if (rc == 2)
-			return 2;
-		if (rc == 0)
-			t->run_argv[t->run_argc++] = argv[i];
-	}
+	for (int i = 1; i < argc; i++)
+		t->run_argv[t->run_argc++] = argv[i];
+	if (opts_take_extra(OPTS_TORTURE, x, &t->run_argc, t->run_argv, &d))
+		return cli_usage_error("torture: %s", d.msg);
+	t->max_runs = x->max_runs;
+	t->watchdog_ms = x->watchdog_ms;
+	t->jobs = x->jobs;
+	t->shard_k = x->shard_k;
+	t->shard_n = x->shard_n;
+	t->json_path = x->json[0] ? x->json : NULL;
+	t->sites = x->sites[0] ? x->sites : NULL;
 	if (t->run_argc > TORTURE_ARGS_MAX - 16)
 		return cli_usage_error("torture: too many options");
 	struct runcfg *c = calloc(1, sizeof *c);
-	struct diag d = { 0 };
 	if (!c)
 		return cli_usage_error("torture: out of memory");
 	runcfg_defaults(c);
@@ -314,8 +249,7 @@ static void torture_free(struct torture *t)
 
 int cmd_torture(int argc, char **argv)
 {
-	struct torture t = { .max_runs = TORTURE_MAX_RUNS_DEFAULT, .watchdog_ms = TORTURE_WATCHDOG_MS_DEFAULT,
-			     .shard_k = 1, .shard_n = 1, .jobs = 1 };
+	struct torture t = { 0 };   /* the options' defaults: the option table's (parse_args) */
 	int rc = parse_args(&t, argc, argv);
 	if (rc) {
 		torture_free(&t);

@@ -22,60 +22,28 @@
 #include "run/run.h"
 #include "sim/size.h"
 
-#define DEFAULT_ACCEPT_MS 60000ull
-
 static void usage_source(FILE *f)
 {
 	fprintf(f, "usage: migbed source --connect IP:PORT[@SRC_IP] [SCENARIO] [--key VALUE ...]\n\n"
 		   "The source side of a two-process migration: replays the trace and migrates the\n"
-		   "guest to `migbed dest` (or a QEMU destination) at IP:PORT, optionally from the\n"
-		   "local address SRC_IP (it picks the RDMA device). --dump-mem FILE writes the\n"
-		   "first RAM block's bytes after the run (bytes memory; to compare with a QEMU\n"
-		   "destination's pmemsave). Same keys as `migbed run`:\n\n");
-	runcfg_print_keys(f);
+		   "guest to `migbed dest` (or a QEMU destination) at IP:PORT. Its own keys, then\n"
+		   "those of `migbed run`:\n\n");
+	opts_print_help(f, OPTS_SOURCE);
 	fprintf(f, "\nexit status: 0 the run met its expectation, 1 it did not, 2 bad usage or input.\n");
 }
 
 static void usage_dest(FILE *f)
 {
 	fprintf(f, "usage: migbed dest --listen IP:PORT [SCENARIO] [--key VALUE ...]\n\n"
-		   "The destination side of a two-process migration: waits (up to --accept-timeout-ms,\n"
-		   "default 60000) for one source, serves registration with --dst-chunk-size,\n"
-		   "loads the stream and verifies its memory against the source's digests.\n\n"
+		   "The destination side of a two-process migration: waits for one source, serves\n"
+		   "registration with --dst-chunk-size, loads the stream and verifies its memory\n"
+		   "against the source's digests.\n\n"
 		   "Readiness, for scripts (instead of sleeping): once it listens it prints\n"
 		   "  migbed: dest: listening on IP:PORT\n"
-		   "on stderr, and\n"
-		   "  --ready-file FILE   creates FILE (atomically) holding \"listening IP:PORT pid N\"\n"
-		   "  --ready-fd N        writes that line to file descriptor N and closes it\n\n"
-		   "Same keys as `migbed run`:\n\n");
-	runcfg_print_keys(f);
+		   "on stderr, and writes \"listening IP:PORT pid N\" to --ready-file or --ready-fd.\n\n"
+		   "Its own keys, then those of `migbed run`:\n\n");
+	opts_print_help(f, OPTS_DEST);
 	fprintf(f, "\nexit status: 0 the run met its expectation, 1 it did not, 2 bad usage or input.\n");
-}
-
-/* Take "--connect X" / "--listen X" / "--accept-timeout-ms N" out of argv. */
-static int take_opt(int *argc, char **argv, const char *name, const char **out)
-{
-	size_t n = strlen(name);
-	for (int i = 1; i < *argc; i++) {
-		const char *v = NULL;
-		int drop = 0;
-		if (!strcmp(argv[i], name) && i + 1 < *argc) {
-			v = argv[i + 1];
-			drop = 2;
-		} else if (!strncmp(argv[i], name, n) && argv[i][n] == '=') {
-			v = argv[i] + n + 1;
-			drop = 1;
-		} else if (!strcmp(argv[i], name)) {
-			return -1;
-		}
-		if (v) {
-			*out = v;
-			memmove(&argv[i], &argv[i + drop], (size_t)(*argc - i - drop) * sizeof *argv);
-			*argc -= drop;
-			return 1;
-		}
-	}
-	return 0;
 }
 
 /* --help or -h anywhere (a wrapper may put options before it). */
@@ -85,6 +53,21 @@ static bool wants_help(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return true;
 	return false;
+}
+
+/* The command's own keys (--connect, --listen, ...: rows of the option table) out of argv
+ * into *x; --help anywhere; the required keys. 1: help wanted; 0 ok; <0 bad (printed). */
+static int parse_extra(unsigned cmd, struct opts_extra *x, int *argc, char **argv)
+{
+	struct diag d = { 0 };
+	opts_extra_defaults(x);
+	if (opts_take_extra(cmd, x, argc, argv, &d) == 0 && wants_help(*argc, argv))
+		return 1;
+	if (d.msg[0] || opts_check_required(cmd, NULL, x, &d)) {
+		cli_usage_error("%s: %s", opts_cmd_name(cmd), d.msg);
+		return -1;
+	}
+	return 0;
 }
 
 /* The command line into *c (a verbs run unless it says otherwise). 1: --help was printed;
@@ -143,14 +126,10 @@ static void dump_after(void *arg, mem *src, bool ran)
 
 int cmd_source(int argc, char **argv)
 {
-	const char *addr = NULL, *dump = NULL;
-	if (take_opt(&argc, argv, "--connect", &addr) < 0)
-		return cli_usage_error("source: --connect needs IP:PORT");
-	if (take_opt(&argc, argv, "--dump-mem", &dump) < 0)
-		return cli_usage_error("source: --dump-mem needs a FILE");
-	bool help = wants_help(argc, argv);
-	if (!addr && !help)
-		return cli_usage_error("source: --connect IP:PORT is required (see migbed source --help)");
+	struct opts_extra x;
+	if (parse_extra(OPTS_SOURCE, &x, &argc, argv) < 0)
+		return CLI_EXIT_USAGE;
+	const char *addr = x.connect, *dump = x.dump_mem[0] ? x.dump_mem : NULL;
 	struct runcfg *c = calloc(1, sizeof *c);
 	struct run_result *res = calloc(1, sizeof *res);
 	struct dump dm = { .path = dump };
@@ -190,7 +169,7 @@ struct ready {
 	FILE *f;              /* of.f, or fdopen of --ready-fd */
 };
 
-static int ready_open(struct ready *rd, const char *path, const char *fd_s)
+static int ready_open(struct ready *rd, const char *path, uint64_t fd)
 {
 	int rc;
 	if (path) {
@@ -200,12 +179,9 @@ static int ready_open(struct ready *rd, const char *path, const char *fd_s)
 		rd->f = rd->of.f;
 		return 0;
 	}
-	if (fd_s) {
-		uint64_t fd;
-		if (size_parse_u64(fd_s, &fd) || fd < 3 || fd > 1023)
-			return cli_usage_error("dest: --ready-fd: '%s' is not a file descriptor 3..1023", fd_s);
+	if (fd) {   /* 3..1023 by its row; 0: not given */
 		if (!(rd->f = fdopen((int)fd, "w")))
-			return cli_usage_error("dest: --ready-fd %s: %s", fd_s, strerror(errno));
+			return cli_usage_error("dest: --ready-fd %llu: %s", (unsigned long long)fd, strerror(errno));
 	}
 	return 0;
 }
@@ -243,26 +219,16 @@ static void dest_listening(void *arg, const char *addr)
 
 int cmd_dest(int argc, char **argv)
 {
-	const char *addr = NULL, *accept_s = NULL, *ready_path = NULL, *ready_fd = NULL;
-	int code = CLI_EXIT_USAGE;
-	if (take_opt(&argc, argv, "--listen", &addr) < 0)
-		return cli_usage_error("dest: --listen needs IP:PORT");
-	if (take_opt(&argc, argv, "--ready-file", &ready_path) < 0)
-		return cli_usage_error("dest: --ready-file needs a FILE");
-	if (take_opt(&argc, argv, "--ready-fd", &ready_fd) < 0)
-		return cli_usage_error("dest: --ready-fd needs a file descriptor number");
-	if (ready_path && ready_fd)
+	struct opts_extra x;
+	int code = CLI_EXIT_USAGE, help = parse_extra(OPTS_DEST, &x, &argc, argv);
+	if (help < 0)
+		return CLI_EXIT_USAGE;
+	const char *addr = x.listen, *ready_path = x.ready_file[0] ? x.ready_file : NULL;
+	uint64_t accept_ms = x.accept_timeout_ms;
+	if (ready_path && x.ready_fd)
 		return cli_usage_error("dest: --ready-file and --ready-fd: one or the other");
-	if (take_opt(&argc, argv, "--accept-timeout-ms", &accept_s) < 0)
-		return cli_usage_error("dest: --accept-timeout-ms needs a number");
-	uint64_t accept_ms = DEFAULT_ACCEPT_MS;
-	if (accept_s && (size_parse_u64(accept_s, &accept_ms) || accept_ms == 0))
-		return cli_usage_error("dest: --accept-timeout-ms: '%s' is not a positive number", accept_s);
-	bool help = wants_help(argc, argv);
-	if (!addr && !help)
-		return cli_usage_error("dest: --listen IP:PORT is required (see migbed dest --help)");
 	struct ready rd = { 0 };
-	if (!help && (code = ready_open(&rd, ready_path, ready_fd)) != 0)
+	if (!help && (code = ready_open(&rd, ready_path, x.ready_fd)) != 0)
 		return code;
 	struct runcfg *c = calloc(1, sizeof *c);
 	struct run_result *res = calloc(1, sizeof *res);

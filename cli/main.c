@@ -28,7 +28,7 @@ static const struct subcmd subcmds[] = {
 	{ "causes", NULL, cmd_causes, "list the named failure causes (--json)" },
 	{ "faults", NULL, cmd_faults, "list the fault sites and actions a --fault rule can name (--json)" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
-	{ "options", NULL, cmd_options, "print the option table of run, source and dest (--markdown)" },
+	{ "options", NULL, cmd_options, "print the one option table of every command (--markdown)" },
 };
 #define N_SUBCMDS (sizeof subcmds / sizeof subcmds[0])
 
@@ -45,7 +45,7 @@ static int cmd_options(int argc, char **argv)
 	}
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: migbed options [--markdown]\n"
-		       "  print the keys of run, source and dest (--markdown: README's key table)\n");
+		       "  print the keys of migbed run (--markdown: every command's, README's key table)\n");
 		return CLI_EXIT_OK;
 	}
 	return cli_usage_error("options: unknown argument '%s' (see migbed options --help)", argv[1]);

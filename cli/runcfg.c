@@ -1,14 +1,19 @@
-/* runcfg - run options from scenario files and the command line (see runcfg.h). */
+/* runcfg - the one option table, and a run's options from scenario files and the command
+ * line (see runcfg.h). */
 #include "cli/runcfg.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vocab/cause.h"
 #include "sim/size.h"
+#include "run/torture.h"
 #include "transport/wire.h"
 
 /* The model's cost defaults, in the units of their options (from hca_cost_defaults, so the
@@ -38,85 +43,315 @@ static void dflt_reg(char *buf, size_t n)
 static void dflt_rate(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_RATE_PAGES_PER_S); }
 static void dflt_hot(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_HOT_PAGES_PER_S); }
 static void dflt_cold(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_COLD_PAGES_PER_S); }
+static void dflt_workers(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_WORKERS); }
+static void dflt_worker_bytes(char *buf, size_t n)
+{
+	char a[32];
+	snprintf(buf, n, "%s: at most guest / (2 x workers)", size_format(TGEN_DEFAULT_WORKER_BYTES, a, sizeof a));
+}
+static void dflt_sweep(char *buf, size_t n) { size_format(TGEN_DEFAULT_SWEEP_BYTES_PER_S, buf, n); }
+static void dflt_guest(char *buf, size_t n) { size_format(TGEN_DEFAULT_GUEST_BYTES, buf, n); }
 
-/* The one option table: every key of run, source and dest (scenario `key = value` and
- * `--key value`) is one row. --help (runcfg_print_keys) and README's key table
- * (runcfg_print_markdown, `migbed options --markdown`) are printed from it; runcfg_set refuses
- * a key not in it, then its setters (set_transport, set_engine, set_gen, ...) parse the value
- * with the row's bounds and name them in the error. `dflt` is the default as shown; where `exact`,
- * options_test.c checks that giving it changes nothing (it is the real default), and where
- * `dflt_fn` is set the default is printed from the constant the code uses. */
-enum { OPT_RUN = 1, OPT_SOURCE = 2, OPT_DEST = 4, OPT_ALL = 7 };
+/* A value's type: how it is parsed, what the error calls it. */
+enum otype {
+	OT_FLAG,    /* no value on the command line ("true"); a boolean in a scenario */
+	OT_BOOL,    /* true/false/yes/no/on/off/1/0 */
+	OT_U64,     /* decimal, within [lo, hi] */
+	OT_SIZE,    /* SIZE (4096, 64K, 1M, ...), within [lo, hi] */
+	OT_POW2,    /* SIZE, a power of two within [lo, hi] */
+	OT_FRAC,    /* a number strictly between 0 and 1 */
+	OT_CHOICE,  /* one of the words of `arg` ("model|verbs"): its index */
+	OT_TEXT,    /* a non-empty string that fits the field */
+	OT_RULE,    /* its own syntax, parsed by the row's setter */
+};
+static const char *const otype_names[] = {
+	[OT_FLAG] = "flag", [OT_BOOL] = "bool", [OT_U64] = "integer", [OT_SIZE] = "SIZE",
+	[OT_POW2] = "SIZE, power of 2", [OT_FRAC] = "fraction", [OT_CHOICE] = "choice",
+	[OT_TEXT] = "text", [OT_RULE] = "rule",
+};
+
+enum otgt { TGT_RUN, TGT_X };   /* the value goes into struct runcfg / struct opts_extra */
+
+struct opts_dst {
+	struct runcfg *c;
+	struct opts_extra *x;
+};
+
+/* A row's setter: the value as given (v) and as parsed (x: the number, or a choice's index),
+ * into o. 0 or -EINVAL with d set. NULL: stored by the row's offset and size. */
+typedef int (*opts_setter)(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 
 struct key {
 	const char *name;
+	char short_opt;      /* -o: the same key (trace gen --output) */
 	const char *arg;     /* the value's syntax; NULL: flag */
+	enum otype type;
+	uint64_t lo, hi;     /* OT_U64, OT_SIZE, OT_POW2: the bounds */
+	const char *alt;     /* a word accepted besides a number, stored as 0 ("unlimited") */
+	const char *noun;    /* the error: "'V' is not NOUN BOUNDS" */
 	const char *dflt;    /* default as shown, NULL: none */
 	void (*dflt_fn)(char *buf, size_t n);   /* or printed from the code's constant */
-	bool exact;          /* giving dflt leaves runcfg_defaults() unchanged */
+	bool exact;          /* giving dflt leaves the defaults unchanged */
 	const char *unit;
-	unsigned cmds;       /* OPT_* */
+	unsigned cmds;       /* OPTS_* */
+	unsigned req;        /* the commands that require it */
+	const char *pat;     /* a generator key: "" any pattern, else the one it applies to */
+	enum otgt tgt;
+	size_t off, size;    /* the field */
+	opts_setter set;
 	const char *help;
 };
 
-#define ROW(n, a, d, x, u, h) { n, a, d, NULL, x, u, OPT_ALL, h }
-#define ROWF(n, a, fn, u, h) { n, a, NULL, fn, true, u, OPT_ALL, h }
+#define C_RUNS (OPTS_RUN | OPTS_SOURCE | OPTS_DEST | OPTS_TORTURE)
+#define C_GEN (C_RUNS | OPTS_TRACE_GEN)
+#define RUNF(f) .tgt = TGT_RUN, .off = offsetof(struct runcfg, f), .size = sizeof(((struct runcfg *)0)->f)
+#define XF(f) .tgt = TGT_X, .off = offsetof(struct opts_extra, f), .size = sizeof(((struct opts_extra *)0)->f)
+#define MS_MAX 86400000u    /* a day */
+#define HOUR_MS 3600000u
+#define STR_(x) #x
+#define STR(x) STR_(x)   /* a default from a library constant, as the table prints it */
+
+static int set_link(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_latency(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_reg(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_backend(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_mem(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_src_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_dst_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_mismatch(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_ack(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_qemu_expect(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_fault(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_fired(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_expect_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_pause_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_pattern(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_sites(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+
+/* The one option table: every key of every command is one row (see runcfg.h). --help
+ * (opts_print_help) and README's key table (runcfg_print_markdown) are printed from it;
+ * opts_set parses every value by the row's type and bounds. `dflt` is the default as shown;
+ * where `exact`, options_test.c checks that giving it changes nothing (it is the real
+ * default), and where `dflt_fn` is set it is printed from the constant the code uses. */
 static const struct key keys[] = {
-	ROW("trace", "FILE", "generated from the generator keys", false, "", "trace to replay (.zst ok)"),
-	ROW("chunk-size", "SIZE", "1M", true, "bytes", "source chunk size, power of two 1M..1G (as QEMU)"),
-	ROW("dst-chunk-size", "SIZE", "= chunk-size", false, "bytes", "destination chunk size"),
-	ROW("pin-all", NULL, "off", false, "", "ask for rdma-pin-all (register all guest RAM up front)"),
-	ROW("dst-pin-all", "BOOL", "true", true, "", "whether the destination accepts pin-all"),
-	ROW("backend", "model|verbs", "model", true, "", "simulated HCA or real rdma-core verbs"),
-	ROW("mem", "stamp|bytes", "stamp on model, bytes on verbs", false, "", "guest memory representation"),
-	ROWF("link-gbps", "N", dflt_link, "Gb/s", "modelled link rate in Gb/s"),
-	ROWF("latency-us", "N", dflt_latency, "us", "modelled one-way message latency in microseconds"),
-	ROWF("reg-us-per-gib", "N", dflt_reg, "us/GiB", "modelled ibv_reg_mr cost per GiB in microseconds"),
-	ROW("downtime-limit-ms", "N", "300", true, "ms", "downtime-limit"),
-	ROW("max-bandwidth", "SIZE|unlimited", "128M", true, "bytes/s", "max-bandwidth in bytes/s"),
-	ROW("device-state", "SIZE", "256K", true, "bytes", "device state sent at switchover"),
-	ROW("max-time-ms", "N", "600000", true, "ms", "give up as NOT_CONVERGED after this much virtual time"),
-	ROW("wait-timeout-ms", "N", "10000", true, "ms", "bound on every single wait"),
-	ROW("trace-loop", "BOOL", "true", true, "", "replay the trace again when it ends"),
-	ROW("seed", "N", "1", true, "", "run seed"),
-	ROW("caps-version", "N", "1", true, "", "protocol version in the capabilities (others test refusal)"),
-	ROW("protocol", "qemu|negotiated", "qemu", true, "", "chunk-size negotiation, both sides (qemu: none, as QEMU 11.1)"),
-	ROW("src-protocol", "qemu|negotiated", "qemu", true, "", "the source's protocol (an old or new source)"),
-	ROW("dst-protocol", "qemu|negotiated", "qemu", true, "", "the destination's protocol (an old or new destination)"),
-	ROW("on-mismatch", "adapt|refuse", "adapt", true, "", "negotiated source facing another chunk size: adapt or refuse"),
-	ROW("dst-memlock", "SIZE", "none", false, "bytes", "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)"),
-	ROW("ack-timeout", "N", "rdma_cm's", false, "", "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)"),
-	ROW("dst-layout", "FILE", "the run's trace", false, "", "a trace whose header (page size, blocks) is the destination's RAM layout"),
-	ROW("qemu-stream", "BOOL", "false", true, "", "the peer is a real QEMU 7.2 -M none: dest reads its stream; source (`migbed source`) writes one"),
-	ROW("qemu-expect", "FILE@ADDR", NULL, false, "", "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)"),
-	ROW("fault", "RULE", NULL, false, "", "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md"),
-	ROW("fault-counts", "FILE", NULL, false, "", "write how often each fault site was called, per side (for migbed torture)"),
-	ROW("expect-fired", "N|>N[,...]", "none", false, "", "how often the fault rules must fire: one value for every rule, or a list for the rules in order (e.g. >0 or 1,0); otherwise the run fails its expectation"),
-	ROW("expect", "completed|failed:CAUSE[|CAUSE...]", "completed", true, "", "the expected outcome"),
-	ROW("json", "FILE", NULL, false, "", "write the result as JSON"),
-	ROW("events", "FILE", NULL, false, "", "write the event log"),
-	ROW("quiet", NULL, "off", false, "", "print only the verdict line"),
-	ROW("pause-at", "SIDE:EVENT[#N]", NULL, false, "", "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time"),
-	ROW("src-addr", "ADDR", NULL, false, "", "verbs: source bind address (e.g. 198.18.0.2)"),
-	ROW("dst-addr", "IP:PORT", NULL, false, "", "verbs: destination listen address (e.g. 198.18.0.1:29200)"),
-	ROW("description", "TEXT", NULL, false, "", "free text (scenario files)"),
-	/* trace generation */
-	ROW("pattern", "P", "rand-set", true, "", "generated trace: rand-set|random|hotcold|idle"),
-	ROW("guest", "SIZE", "256M", true, "bytes", "generated trace: guest RAM"),
-	ROW("duration-ms", "N", "2000", true, "ms", "generated trace: duration"),
-	ROW("epoch-ms", "N", "10", true, "ms", "generated trace: epoch spacing"),
-	ROW("page-size", "SIZE", "4K", true, "bytes", "generated trace: page size"),
-	ROW("workers", "N", "2", true, "", "rand-set: workers"),
-	ROW("worker-bytes", "SIZE", "16M", true, "bytes", "rand-set: bytes per worker"),
-	ROW("sweep-rate", "SIZE", "32M", true, "bytes/s", "rand-set: bytes/s per worker"),
-	ROWF("rate", "N", dflt_rate, "pages/s", "random: pages/s, 1 or more"),
-	ROW("hot-fraction", "F", "0.05", true, "", "hotcold: hot share of the guest (0..1)"),
-	ROWF("hot-rate", "N", dflt_hot, "pages/s", "hotcold: hot pages/s, 1 or more"),
-	ROWF("cold-rate", "N", dflt_cold, "pages/s", "hotcold: cold pages/s, 1 or more"),
+	{ .name = "trace", .arg = "FILE", .type = OT_TEXT, .dflt = "generated from the generator keys", .cmds = C_RUNS,
+	  RUNF(trace), .help = "trace to replay (.zst ok)" },
+	{ .name = "chunk-size", .arg = "SIZE", .type = OT_POW2, .lo = 1u << 20, .hi = 1u << 30, .noun = "a power of two",
+	  .dflt = "1M", .exact = true, .unit = "bytes", .cmds = C_RUNS, RUNF(chunk_bytes),
+	  .help = "source chunk size (as QEMU)" },
+	{ .name = "dst-chunk-size", .arg = "SIZE", .type = OT_POW2, .lo = 1u << 20, .hi = 1u << 30, .noun = "a power of two",
+	  .dflt = "= chunk-size", .unit = "bytes", .cmds = C_RUNS, RUNF(dst_chunk_bytes), .help = "destination chunk size" },
+	{ .name = "pin-all", .type = OT_FLAG, .dflt = "off", .cmds = C_RUNS, RUNF(pin_all),
+	  .help = "ask for rdma-pin-all (register all guest RAM up front)" },
+	{ .name = "dst-pin-all", .arg = "BOOL", .type = OT_BOOL, .dflt = "true", .exact = true, .cmds = C_RUNS,
+	  RUNF(dst_pin_all), .help = "whether the destination accepts pin-all" },
+	{ .name = "backend", .arg = "model|verbs", .type = OT_CHOICE, .dflt = "model", .exact = true, .cmds = C_RUNS,
+	  .set = set_backend, .help = "simulated HCA or real rdma-core verbs" },
+	{ .name = "mem", .arg = "stamp|bytes", .type = OT_CHOICE, .dflt = "stamp on model, bytes on verbs", .cmds = C_RUNS,
+	  .set = set_mem, .help = "guest memory representation" },
+	{ .name = "link-gbps", .arg = "N", .type = OT_U64, .lo = 1, .hi = 10000, .noun = "a link rate in Gb/s",
+	  .dflt_fn = dflt_link, .exact = true, .unit = "Gb/s", .cmds = C_RUNS, .set = set_link,
+	  .help = "modelled link rate" },
+	{ .name = "latency-us", .arg = "N", .type = OT_U64, .lo = 0, .hi = 10000000, .noun = "a latency in microseconds",
+	  .dflt_fn = dflt_latency, .exact = true, .unit = "us", .cmds = C_RUNS, .set = set_latency,
+	  .help = "modelled one-way message latency" },
+	{ .name = "reg-us-per-gib", .arg = "N", .type = OT_U64, .lo = 0, .hi = 1000000000,
+	  .noun = "a cost in microseconds per GiB", .dflt_fn = dflt_reg, .exact = true, .unit = "us/GiB",
+	  .cmds = C_RUNS, .set = set_reg, .help = "modelled ibv_reg_mr cost per GiB" },
+	{ .name = "downtime-limit-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = HOUR_MS, .noun = "a time in ms",
+	  .dflt = "300", .exact = true, .unit = "ms", .cmds = C_RUNS, RUNF(eng.downtime_limit_ms),
+	  .help = "downtime-limit" },
+	{ .name = "max-bandwidth", .arg = "SIZE|unlimited", .type = OT_SIZE, .lo = 10, .hi = UINT64_MAX,
+	  .alt = "unlimited", .noun = "a SIZE per second", .dflt = "128M", .exact = true, .unit = "bytes/s",
+	  .cmds = C_RUNS, RUNF(eng.max_bandwidth_bytes_per_s), .help = "max-bandwidth" },
+	{ .name = "device-state", .arg = "SIZE", .type = OT_SIZE, .lo = 0, .hi = 64u << 20, .noun = "a SIZE",
+	  .dflt = "256K", .exact = true, .unit = "bytes", .cmds = C_RUNS, RUNF(eng.device_state_bytes),
+	  .help = "device state sent at switchover" },
+	{ .name = "max-time-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = MS_MAX, .noun = "a time in ms",
+	  .dflt = "600000", .exact = true, .unit = "ms", .cmds = C_RUNS, RUNF(eng.max_time_ms),
+	  .help = "give up as NOT_CONVERGED after this much virtual time" },
+	{ .name = "wait-timeout-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = HOUR_MS, .noun = "a time in ms",
+	  .dflt = "10000", .exact = true, .unit = "ms", .cmds = C_RUNS, RUNF(wait_timeout_ms),
+	  .help = "bound on every single wait" },
+	{ .name = "trace-loop", .arg = "BOOL", .type = OT_BOOL, .dflt = "true", .exact = true, .cmds = C_RUNS,
+	  RUNF(eng.trace_loop), .help = "replay the trace again when it ends" },
+	{ .name = "seed", .arg = "N", .type = OT_U64, .lo = 0, .hi = UINT64_MAX, .noun = "a decimal number",
+	  .dflt = "1", .exact = true, .cmds = C_GEN, .req = OPTS_TRACE_GEN, RUNF(seed),
+	  .help = "seed of the run and of the generated trace's random stream" },
+	{ .name = "caps-version", .arg = "N", .type = OT_U64, .lo = 0, .hi = UINT32_MAX, .noun = "a 32-bit version number",
+	  .dflt = "1", .exact = true, .cmds = C_RUNS, RUNF(caps_version),
+	  .help = "protocol version in the capabilities (others test refusal)" },
+	{ .name = "protocol", .arg = "qemu|negotiated", .type = OT_CHOICE, .dflt = "qemu", .exact = true, .cmds = C_RUNS,
+	  .set = set_protocol, .help = "chunk-size negotiation, both sides (qemu: none, as QEMU 11.1)" },
+	{ .name = "src-protocol", .arg = "qemu|negotiated", .type = OT_CHOICE, .dflt = "qemu", .exact = true,
+	  .cmds = C_RUNS, .set = set_src_protocol, .help = "the source's protocol (an old or new source)" },
+	{ .name = "dst-protocol", .arg = "qemu|negotiated", .type = OT_CHOICE, .dflt = "qemu", .exact = true,
+	  .cmds = C_RUNS, .set = set_dst_protocol, .help = "the destination's protocol (an old or new destination)" },
+	{ .name = "on-mismatch", .arg = "adapt|refuse", .type = OT_CHOICE, .dflt = "adapt", .exact = true,
+	  .cmds = C_RUNS, .set = set_mismatch,
+	  .help = "negotiated source facing another chunk size: adapt or refuse" },
+	{ .name = "dst-memlock", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE",
+	  .dflt = "none", .unit = "bytes", .cmds = C_RUNS, RUNF(dst_memlock_bytes),
+	  .help = "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)" },
+	{ .name = "ack-timeout", .arg = "N", .type = OT_U64, .lo = 1, .hi = 31, .noun = "an exponent",
+	  .dflt = "rdma_cm's", .cmds = C_RUNS, .set = set_ack,
+	  .help = "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)" },
+	{ .name = "dst-layout", .arg = "FILE", .type = OT_TEXT, .dflt = "the run's trace", .cmds = C_RUNS,
+	  RUNF(dst_layout), .help = "a trace whose header (page size, blocks) is the destination's RAM layout" },
+	{ .name = "qemu-stream", .arg = "BOOL", .type = OT_BOOL, .dflt = "false", .exact = true, .cmds = C_RUNS,
+	  RUNF(qemu_stream),
+	  .help = "the peer is a real QEMU 7.2 -M none: dest reads its stream; source (`migbed source`) writes one" },
+	{ .name = "qemu-expect", .arg = "FILE@ADDR", .type = OT_RULE, .cmds = C_RUNS, .set = set_qemu_expect,
+	  .help = "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)" },
+	{ .name = "fault", .arg = "RULE", .type = OT_RULE, .cmds = C_RUNS, .set = set_fault,
+	  .help = "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md" },
+	{ .name = "fault-counts", .arg = "FILE", .type = OT_TEXT, .cmds = C_RUNS, RUNF(fault_counts_path),
+	  .help = "write how often each fault site was called, per side (for migbed torture)" },
+	{ .name = "expect-fired", .arg = "N|>N[,...]", .type = OT_RULE, .dflt = "none", .cmds = C_RUNS, .set = set_fired,
+	  .help = "how often the fault rules must fire: one value for every rule, or a list for the rules in order (e.g. >0 or 1,0); otherwise the run fails its expectation" },
+	{ .name = "expect", .arg = "completed|failed:CAUSE[|CAUSE...]", .type = OT_RULE, .dflt = "completed",
+	  .exact = true, .cmds = C_RUNS, .set = set_expect_row, .help = "the expected outcome" },
+	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(json_path),
+	  .help = "write the result as JSON" },
+	{ .name = "events", .arg = "FILE", .type = OT_TEXT, .cmds = C_RUNS, RUNF(events_path),
+	  .help = "write the event log" },
+	{ .name = "quiet", .type = OT_FLAG, .dflt = "off", .cmds = C_RUNS, RUNF(quiet), .help = "print only the verdict line" },
+	{ .name = "pause-at", .arg = "SIDE:EVENT[#N]", .type = OT_RULE, .cmds = C_RUNS, .set = set_pause_row,
+	  .help = "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time" },
+	{ .name = "src-addr", .arg = "ADDR", .type = OT_TEXT, .cmds = C_RUNS, RUNF(src_addr),
+	  .help = "verbs: source bind address (e.g. 198.18.0.2)" },
+	{ .name = "dst-addr", .arg = "IP:PORT", .type = OT_TEXT, .cmds = C_RUNS, RUNF(dst_addr),
+	  .help = "verbs: destination listen address (e.g. 198.18.0.1:29200)" },
+	{ .name = "description", .arg = "TEXT", .type = OT_TEXT, .cmds = C_RUNS, RUNF(description),
+	  .help = "free text (scenario files)" },
+	/* trace generation (run, source, dest, torture: without --trace; trace gen) */
+	{ .name = "pattern", .arg = "rand-set|random|hotcold|idle", .type = OT_CHOICE, .dflt = "rand-set", .exact = true,
+	  .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", .set = set_pattern, .help = "generated trace: the pattern" },
+	{ .name = "guest", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE", .dflt_fn = dflt_guest,
+	  .exact = true, .unit = "bytes", .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", RUNF(gen.guest_bytes),
+	  .help = "generated trace: guest RAM (one block \"pc.ram\"), a multiple of the page size" },
+	{ .name = "duration-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = MS_MAX, .noun = "a time in ms", .dflt = "2000",
+	  .exact = true, .unit = "ms", .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", RUNF(gen.duration_ms),
+	  .help = "generated trace: length of the workload in virtual time" },
+	{ .name = "epoch-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = HOUR_MS, .noun = "a time in ms", .dflt = "10",
+	  .exact = true, .unit = "ms", .cmds = C_GEN, .pat = "", RUNF(gen.epoch_ms),
+	  .help = "generated trace: spacing of the epochs" },
+	{ .name = "page-size", .arg = "SIZE", .type = OT_POW2, .lo = 512, .hi = 1u << 30, .noun = "a power of two",
+	  .dflt = "4K", .exact = true, .unit = "bytes", .cmds = C_GEN, .pat = "", RUNF(gen.page_size),
+	  .help = "generated trace: page size" },
+	{ .name = "workers", .arg = "N", .type = OT_U64, .lo = 1, .hi = 4096, .noun = "a number of workers",
+	  .dflt_fn = dflt_workers, .exact = true, .cmds = C_GEN, .pat = "rand-set", RUNF(gen.workers),
+	  .help = "rand-set: workers, each sweeping its own region (like stress-ng --vm-method rand-set)" },
+	{ .name = "worker-bytes", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE",
+	  .dflt_fn = dflt_worker_bytes, .exact = true, .unit = "bytes", .cmds = C_GEN, .pat = "rand-set",
+	  RUNF(gen.worker_bytes), .help = "rand-set: each worker's region, regions back to back from page 0" },
+	{ .name = "sweep-rate", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE per second",
+	  .dflt_fn = dflt_sweep, .exact = true, .unit = "bytes/s", .cmds = C_GEN, .pat = "rand-set",
+	  RUNF(gen.sweep_bytes_per_s), .help = "rand-set: bytes per second swept by each worker" },
+	{ .name = "rate", .arg = "N", .type = OT_U64, .lo = 1, .hi = UINT32_MAX, .noun = "a rate in pages/s",
+	  .dflt_fn = dflt_rate, .exact = true, .unit = "pages/s", .cmds = C_GEN, .pat = "random",
+	  RUNF(gen.rate_pages_per_s), .help = "random: pages written per second, drawn uniformly over the guest" },
+	{ .name = "hot-fraction", .arg = "F", .type = OT_FRAC, .noun = "a fraction", .dflt = "0.05", .exact = true,
+	  .cmds = C_GEN, .pat = "hotcold", RUNF(gen.hot_fraction),
+	  .help = "hotcold: share of the guest that is hot (at its start)" },
+	{ .name = "hot-rate", .arg = "N", .type = OT_U64, .lo = 1, .hi = UINT32_MAX, .noun = "a rate in pages/s",
+	  .dflt_fn = dflt_hot, .exact = true, .unit = "pages/s", .cmds = C_GEN, .pat = "hotcold",
+	  RUNF(gen.hot_pages_per_s), .help = "hotcold: pages per second written in the hot set" },
+	{ .name = "cold-rate", .arg = "N", .type = OT_U64, .lo = 1, .hi = UINT32_MAX, .noun = "a rate in pages/s",
+	  .dflt_fn = dflt_cold, .exact = true, .unit = "pages/s", .cmds = C_GEN, .pat = "hotcold",
+	  RUNF(gen.cold_pages_per_s), .help = "hotcold: pages per second written in the cold rest" },
+	/* one command's own keys */
+	{ .name = "output", .short_opt = 'o', .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TRACE_GEN,
+	  .req = OPTS_TRACE_GEN, XF(output),
+	  .help = "-o FILE: the trace to write (FILE.zst: zstd; via FILE.tmp, renamed when complete; a symlink stays a link, its target is replaced). '-' is standard output, always plain text; a device or FIFO is written in place" },
+	{ .name = "connect", .arg = "IP:PORT[@SRC_IP]", .type = OT_TEXT, .cmds = OPTS_SOURCE, .req = OPTS_SOURCE,
+	  XF(connect), .help = "the destination to migrate to, optionally from the local address SRC_IP (it picks the RDMA device)" },
+	{ .name = "dump-mem", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_SOURCE, XF(dump_mem),
+	  .help = "write the first RAM block's bytes after the run (--mem bytes; to compare with a QEMU destination's pmemsave)" },
+	{ .name = "listen", .arg = "IP:PORT", .type = OT_TEXT, .cmds = OPTS_DEST, .req = OPTS_DEST, XF(listen),
+	  .help = "the address to wait for one source on" },
+	{ .name = "accept-timeout-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = MS_MAX, .noun = "a time in ms",
+	  .dflt = "60000", .exact = true, .unit = "ms", .cmds = OPTS_DEST, XF(accept_timeout_ms),
+	  .help = "how long to wait for the source (wall time)" },
+	{ .name = "ready-file", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_DEST, XF(ready_file),
+	  .help = "once listening, create FILE (atomically) holding \"listening IP:PORT pid N\"" },
+	{ .name = "ready-fd", .arg = "N", .type = OT_U64, .lo = 3, .hi = 1023, .noun = "a file descriptor", .cmds = OPTS_DEST,
+	  XF(ready_fd), .help = "once listening, write that line to file descriptor N and close it" },
+	{ .name = "max-runs", .arg = "N", .type = OT_U64, .lo = 1, .hi = TORTURE_MAX_RUNS_LIMIT, .noun = "a number of runs",
+	  .dflt = STR(TORTURE_MAX_RUNS_DEFAULT), .exact = true, .cmds = OPTS_TORTURE, XF(max_runs),
+	  .help = "at most N reruns, spread evenly over the sites" },
+	{ .name = "shard", .arg = "K/N", .type = OT_RULE, .dflt = "1/1", .exact = true, .cmds = OPTS_TORTURE, .tgt = TGT_X,
+	  .set = set_shard, .help = "only the K-th of N round-robin shares (CI matrices)" },
+	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TORTURE, XF(json), .help = "write the sweep as JSON" },
+	{ .name = "watchdog-ms", .arg = "N", .type = OT_U64, .lo = TORTURE_WATCHDOG_MS_MIN,
+	  .hi = TORTURE_WATCHDOG_MS_MAX, .noun = "a time in ms", .dflt = STR(TORTURE_WATCHDOG_MS_DEFAULT), .exact = true, .unit = "ms", .cmds = OPTS_TORTURE, XF(watchdog_ms),
+	  .help = "kill a rerun after N ms of wall time: a hang" },
+	{ .name = "jobs", .arg = "N", .type = OT_U64, .lo = 1, .hi = TORTURE_JOBS_MAX, .noun = "a number of jobs",
+	  .dflt = "1", .exact = true, .cmds = OPTS_TORTURE, XF(jobs), .help = "reruns at a time" },
+	{ .name = "sites", .arg = "GLOB,...", .type = OT_RULE, .dflt = "all but the umbrella sites post_send and cm.*",
+	  .cmds = OPTS_TORTURE, .tgt = TGT_X, .set = set_sites, .help = "only these fault sites (e.g. 'reg_mr,msg.*')" },
 };
-#undef ROW
-#undef ROWF
+#undef RUNF
+#undef XF
 #define N_KEYS (sizeof keys / sizeof keys[0])
+_Static_assert(N_KEYS <= RUNCFG_MAX_KEYS, "the option table outgrew RUNCFG_MAX_KEYS");
+_Static_assert(sizeof otype_names / sizeof otype_names[0] == OT_RULE + 1, "a type without a name");
+
+/* ---- the rows ------------------------------------------------------------------------- */
+
+static const struct key *find(const char *name, unsigned cmd)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if ((keys[i].cmds & cmd) && !strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
+}
+
+static const struct key *find_short(char ch, unsigned cmd)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if ((keys[i].cmds & cmd) && keys[i].short_opt == ch)
+			return &keys[i];
+	return NULL;
+}
+
+static bool *given_of(const struct key *k, const struct runcfg *c, const struct opts_extra *x)
+{
+	size_t i = (size_t)(k - keys);
+	if (k->tgt == TGT_RUN)
+		return c ? (bool *)&c->given[i] : NULL;
+	return x ? (bool *)&x->given[i] : NULL;
+}
+
+bool runcfg_known(const char *key) { return find(key, OPTS_RUN) != NULL; }
+bool runcfg_is_flag(const char *key)
+{
+	const struct key *k = find(key, OPTS_RUN);
+	return k && !k->arg;
+}
+bool runcfg_given(const struct runcfg *c, const char *key)
+{
+	const struct key *k = find(key, OPTS_RUN);
+	return k && c->given[k - keys];
+}
+
+const char *opts_cmd_name(unsigned cmd)
+{
+	switch (cmd) {
+	case OPTS_RUN: return "run";
+	case OPTS_SOURCE: return "source";
+	case OPTS_DEST: return "dest";
+	case OPTS_TRACE_GEN: return "trace gen";
+	case OPTS_TORTURE: return "torture";
+	}
+	return "?";
+}
+
+size_t runcfg_n_keys(void) { return N_KEYS; }
+const char *runcfg_key_name(size_t i) { return i < N_KEYS ? keys[i].name : NULL; }
+unsigned runcfg_key_cmds(size_t i) { return i < N_KEYS ? keys[i].cmds : 0; }
 
 /* The default as shown ("" when none). */
 static void key_default(const struct key *k, char *buf, size_t n)
@@ -127,23 +362,6 @@ static void key_default(const struct key *k, char *buf, size_t n)
 		snprintf(buf, n, "%s", k->dflt ? k->dflt : "");
 }
 
-static const struct key *find(const char *name)
-{
-	for (size_t i = 0; i < N_KEYS; i++)
-		if (!strcmp(keys[i].name, name))
-			return &keys[i];
-	return NULL;
-}
-
-bool runcfg_known(const char *key) { return find(key) != NULL; }
-bool runcfg_is_flag(const char *key)
-{
-	const struct key *k = find(key);
-	return k && !k->arg;
-}
-
-size_t runcfg_n_keys(void) { return N_KEYS; }
-const char *runcfg_key_name(size_t i) { return i < N_KEYS ? keys[i].name : NULL; }
 bool runcfg_key_default(size_t i, char *buf, size_t n)
 {
 	if (i >= N_KEYS)
@@ -152,21 +370,426 @@ bool runcfg_key_default(size_t i, char *buf, size_t n)
 	return keys[i].exact;
 }
 
+/* ---- bounds, as the errors, --help and README say them ----------------------------------- */
+
+static bool is_sized(const struct key *k) { return k->type == OT_SIZE || k->type == OT_POW2; }
+static bool is_number(const struct key *k) { return k->type == OT_U64 || is_sized(k); }
+
+static void fmt_num(const struct key *k, uint64_t v, char *buf, size_t n)
+{
+	if (is_sized(k))
+		size_format(v, buf, n);
+	else
+		snprintf(buf, n, "%llu", (unsigned long long)v);
+}
+
+/* " from 1 to 4096", " of 1 or more", " up to 64M" or "" (no bound). */
+static void bounds_words(const struct key *k, char *buf, size_t n)
+{
+	char lo[24], hi[24];
+	fmt_num(k, k->lo, lo, sizeof lo);
+	fmt_num(k, k->hi, hi, sizeof hi);
+	bool has_lo = k->lo > 0, has_hi = k->hi < UINT64_MAX;
+	if (k->type == OT_FRAC)
+		snprintf(buf, n, " strictly between 0 and 1");
+	else if (!is_number(k) || (!has_lo && !has_hi))
+		buf[0] = '\0';
+	else if (has_lo && has_hi)
+		snprintf(buf, n, " from %s to %s", lo, hi);
+	else if (has_lo)
+		snprintf(buf, n, " of %s or more", lo);
+	else
+		snprintf(buf, n, " up to %s", hi);
+}
+
+/* "1..4096", ">= 1", "<= 64M", "0 < F < 1", or "" (README's bounds column, --help). */
+static void bounds_short(const struct key *k, char *buf, size_t n)
+{
+	char lo[24], hi[24];
+	fmt_num(k, k->lo, lo, sizeof lo);
+	fmt_num(k, k->hi, hi, sizeof hi);
+	bool has_lo = k->lo > 0, has_hi = k->hi < UINT64_MAX;
+	if (k->type == OT_FRAC)
+		snprintf(buf, n, "0 < F < 1");
+	else if (!is_number(k) || (!has_lo && !has_hi))
+		buf[0] = '\0';
+	else if (has_lo && has_hi)
+		snprintf(buf, n, "%s..%s", lo, hi);
+	else
+		snprintf(buf, n, "%s %s", has_lo ? ">=" : "<=", has_lo ? lo : hi);
+}
+
+/* What a valid value is: "a link rate in Gb/s from 1 to 10000", "model or verbs", ... */
+static void what_valid(const struct key *k, char *buf, size_t n)
+{
+	char b[96];
+	if (k->type == OT_BOOL || k->type == OT_FLAG) {
+		snprintf(buf, n, "a boolean (true/false)");
+		return;
+	}
+	if (k->type == OT_CHOICE) {   /* "a|b|c" -> "a, b or c" */
+		size_t len = 0, words = 1;
+		for (const char *s = k->arg; *s; s++)
+			words += *s == '|';
+		buf[0] = '\0';
+		for (const char *s = k->arg; *s && len + 4 < n; s++) {
+			if (*s == '|')
+				len += (size_t)snprintf(buf + len, n - len, "%s", --words == 1 ? " or " : ", ");
+			else
+				buf[len++] = *s, buf[len] = '\0';
+		}
+		return;
+	}
+	bounds_words(k, b, sizeof b);
+	snprintf(buf, n, "%s%s%s%s%s", k->noun ? k->noun : "a value", b, k->alt ? ", or '" : "",
+		 k->alt ? k->alt : "", k->alt ? "'" : "");
+}
+
+static int bad(struct diag *d, const char *where, const char *key, const char *value, const char *what)
+{
+	if (where[0] == '-')   /* "--key" already names the key */
+		return diag_set(d, "%s: '%s' is not %s", where, value, what);
+	return diag_set(d, "%s: %s: '%s' is not %s", where, key, value, what);
+}
+
+static int bad_row(struct diag *d, const char *where, const struct key *k, const char *value)
+{
+	char what[160];
+	what_valid(k, what, sizeof what);
+	return bad(d, where, k->name, value, what);
+}
+
+/* ---- parsing a value by its row -------------------------------------------------------------- */
+
+static int get_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int get_frac(const char *v, double *out)
+{
+	char *end;
+	if (!(isdigit((unsigned char)v[0]) || v[0] == '.'))
+		return -EINVAL;
+	errno = 0;
+	double f = strtod(v, &end);
+	if (errno || *end || !isfinite(f) || !(f > 0.0 && f < 1.0))
+		return -EINVAL;
+	*out = f;
+	return 0;
+}
+
+/* The index of v among the words of "a|b|c", or -1. */
+static int choice_index(const char *arg, const char *v)
+{
+	size_t vl = strlen(v);
+	int i = 0;
+	for (const char *s = arg; s; i++) {
+		const char *bar = strchr(s, '|');
+		size_t wl = bar ? (size_t)(bar - s) : strlen(s);
+		if (wl == vl && !strncmp(s, v, vl))
+			return i;
+		s = bar ? bar + 1 : NULL;
+	}
+	return -1;
+}
+
+/* A number of the row's type within its bounds (or its `alt` word, as 0). */
+static int get_number(const struct key *k, const char *v, uint64_t *out)
+{
+	uint64_t x;
+	if (k->alt && !strcmp(v, k->alt)) {
+		*out = 0;
+		return 0;
+	}
+	int rc = k->type == OT_U64 ? size_parse_u64(v, &x) : size_parse(v, &x);
+	if (rc || x < k->lo || x > k->hi)
+		return -EINVAL;
+	if (k->type == OT_POW2 && (x & (x - 1)))
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static void *field(const struct key *k, struct opts_dst *o)
+{
+	char *base = k->tgt == TGT_RUN ? (char *)o->c : (char *)o->x;
+	return base + k->off;
+}
+
+static int store_text(const struct key *k, struct opts_dst *o, const char *v, const char *w, struct diag *d)
+{
+	if (strlen(v) >= k->size || !v[0]) {
+		if (w[0] == '-')
+			return diag_set(d, "%s: value empty or longer than %zu bytes", w, k->size - 1);
+		return diag_set(d, "%s: %s: value empty or longer than %zu bytes", w, k->name, k->size - 1);
+	}
+	memcpy(field(k, o), v, strlen(v) + 1);
+	return 0;
+}
+
+/* Parse v by the row and store it. 0 or -EINVAL with d set. */
+static int set_value(const struct key *k, struct opts_dst *o, const char *v, const char *w, struct diag *d)
+{
+	uint64_t x = 0;
+	bool b;
+	double f;
+	switch (k->type) {
+	case OT_FLAG:
+	case OT_BOOL:
+		if (get_bool(v, &b))
+			return bad_row(d, w, k, v);
+		*(bool *)field(k, o) = b;
+		return 0;
+	case OT_FRAC:
+		if (get_frac(v, &f))
+			return bad_row(d, w, k, v);
+		*(double *)field(k, o) = f;
+		return 0;
+	case OT_CHOICE: {
+		int i = choice_index(k->arg, v);
+		return i < 0 ? bad_row(d, w, k, v) : k->set(o, v, (uint64_t)i, w, d);
+	}
+	case OT_TEXT:
+		return store_text(k, o, v, w, d);
+	case OT_RULE:
+		return k->set(o, v, 0, w, d);
+	case OT_U64:
+	case OT_SIZE:
+	case OT_POW2:
+		if (get_number(k, v, &x))
+			return bad_row(d, w, k, v);
+		if (k->set)
+			return k->set(o, v, x, w, d);
+		if (k->size == sizeof(uint32_t))
+			*(uint32_t *)field(k, o) = (uint32_t)x;   /* bounds: hi <= UINT32_MAX */
+		else
+			*(uint64_t *)field(k, o) = x;
+		return 0;
+	}
+	return diag_set(d, "%s: key '%s' has no type (internal)", w, k->name);
+}
+
+int opts_set(unsigned cmd, struct runcfg *c, struct opts_extra *x, const char *key, const char *value,
+	     const char *where, struct diag *d)
+{
+	const struct key *k = find(key, cmd);
+	if (!k)
+		return diag_set(d, "%s: unknown key '%s' (see migbed %s --help)", where, key, opts_cmd_name(cmd));
+	struct opts_dst o = { c, x };
+	bool *g = given_of(k, c, x);
+	if (!g)
+		return diag_set(d, "%s: key '%s' has nowhere to go (internal)", where, key);
+	int rc = set_value(k, &o, value, where, d);
+	if (rc == 0)
+		*g = true;
+	return rc;
+}
+
+int runcfg_set(struct runcfg *c, const char *key, const char *value, const char *where, struct diag *d)
+{
+	return opts_set(OPTS_RUN, c, NULL, key, value, where, d);
+}
+
+void opts_extra_defaults(struct opts_extra *x)
+{
+	struct opts_dst o = { NULL, x };
+	memset(x, 0, sizeof *x);
+	for (size_t i = 0; i < N_KEYS; i++) {
+		struct diag d = { 0 };
+		if (keys[i].tgt == TGT_X && keys[i].exact && keys[i].dflt)
+			set_value(&keys[i], &o, keys[i].dflt, "--", &d);   /* a table row: checked by options_test */
+	}
+}
+
+/* ---- the setters of rows that convert, choose or parse a syntax of their own ------------------- */
+
+static int set_link(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->cost.link_bytes_per_s = x * 1000000000ull / 8;
+	return 0;
+}
+static int set_latency(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->cost.msg_latency_ns = x * 1000;
+	return 0;
+}
+static int set_reg(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->cost.reg_per_page_ns = x * 1000 / PAGES_PER_GIB;
+	return 0;
+}
+static int set_backend(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->backend = x == 0 ? HCA_BACKEND_MODEL : HCA_BACKEND_VERBS;
+	return 0;
+}
+static int set_mem(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->repr = x == 0 ? MEM_REPR_STAMP : MEM_REPR_BYTES;
+	return 0;
+}
+static int set_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->src_negotiate = o->c->dst_negotiate = x == 1;
+	return 0;
+}
+static int set_src_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->src_negotiate = x == 1;
+	return 0;
+}
+static int set_dst_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->dst_negotiate = x == 1;
+	return 0;
+}
+static int set_mismatch(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->refuse_mismatch = x == 1;
+	return 0;
+}
+static int set_ack(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->ack_timeout = (int)x;
+	return 0;
+}
+static int set_pattern(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)x;
+	return tgen_pattern_parse(v, &o->c->gen.pattern) ? diag_set(d, "%s: pattern '%s' (internal)", w, v) : 0;
+}
+
+static int set_qemu_expect(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	struct runcfg *c = o->c;
+	const char *at = strrchr(v, '@');
+	(void)x;
+	if (!at || at == v || size_parse_u64(at + 1, &c->qemu_expect_addr) != 0 ||
+	    (size_t)(at - v) >= sizeof c->qemu_expect_file)
+		return bad(d, w, "qemu-expect", v, "FILE@ADDR (a file and a decimal guest address)");
+	memcpy(c->qemu_expect_file, v, (size_t)(at - v));
+	c->qemu_expect_file[at - v] = '\0';
+	return 0;
+}
+
+static int set_expect(struct runcfg *c, const char *v, const char *where, struct diag *d);
+static int add_fault(struct runcfg *c, const char *v, const char *where, struct diag *d);
+static int set_expect_fired(struct runcfg *c, const char *v, const char *where, struct diag *d);
+static int set_pause(struct runcfg *c, const char *v, const char *where, struct diag *d);
+
+static int set_fault(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)x;
+	return add_fault(o->c, v, w, d);
+}
+static int set_fired(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)x;
+	return set_expect_fired(o->c, v, w, d);
+}
+static int set_expect_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)x;
+	return set_expect(o->c, v, w, d);
+}
+static int set_pause_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)x;
+	return set_pause(o->c, v, w, d);
+}
+
+/* torture --shard K/N, 1 <= K <= N <= the most runs. */
+static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	unsigned long long k, n;
+	char tail;
+	(void)x;
+	if (!isdigit((unsigned char)v[0]) || sscanf(v, "%llu/%llu%c", &k, &n, &tail) != 2 || n == 0 || k == 0 ||
+	    k > n || n > TORTURE_SHARDS_MAX)
+		return bad(d, w, "shard", v, "K/N with 1 <= K <= N <= " STR(TORTURE_SHARDS_MAX));
+	o->x->shard_k = k;
+	o->x->shard_n = n;
+	return 0;
+}
+
+/* torture --sites: every glob must match at least one fault site (a typo would otherwise
+ * select nothing, or less than meant, and the sweep would pass). */
+static int set_sites(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	char buf[sizeof o->x->sites];
+	int n = 0;
+	(void)x;
+	if (strlen(v) >= sizeof buf)
+		return diag_set(d, "%s: longer than %zu bytes", w, sizeof buf - 1);
+	memcpy(buf, v, strlen(v) + 1);
+	for (char *save = NULL, *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save), n++) {
+		bool hit = false;
+		for (int st = 0; st < FAULT_SITE_COUNT && !hit; st++)
+			hit = fnmatch(g, fault_site_name((enum fault_site)st), 0) == 0;
+		if (!hit)
+			return diag_set(d, "%s: '%s' matches no fault site (reg_mr, post_send.write, wc.*, msg.ready, "
+					   "...: see docs/faults.md)", w, g);
+	}
+	if (!n)
+		return diag_set(d, "%s: no site given", w);
+	memcpy(o->x->sites, v, strlen(v) + 1);
+	return 0;
+}
+
+/* ---- --help and README ------------------------------------------------------------------------ */
+
 static void key_lhs(const struct key *k, char *buf, size_t n)
 {
 	snprintf(buf, n, "--%s%s%s", k->name, k->arg ? " " : "", k->arg ? k->arg : "");
 }
 
-void runcfg_print_keys(FILE *f)
+static void print_row(FILE *f, const struct key *k, unsigned cmd)
 {
-	for (size_t i = 0; i < N_KEYS; i++) {
-		char lhs[64], dflt[128];
-		key_lhs(&keys[i], lhs, sizeof lhs);
-		key_default(&keys[i], dflt, sizeof dflt);
-		fprintf(f, "  %-28s %s%s%s%s\n", lhs, keys[i].help, dflt[0] ? " (default " : "", dflt,
-			dflt[0] ? ")" : "");
-	}
+	char lhs[64], dflt[128], bnd[80];
+	key_lhs(k, lhs, sizeof lhs);
+	key_default(k, dflt, sizeof dflt);
+	bounds_short(k, bnd, sizeof bnd);
+	const char *unit = k->unit && strcmp(k->unit, "bytes") ? k->unit : "";
+	bool req = k->req & cmd;
+	fprintf(f, "  %-28s %s", lhs, k->help);
+	if (bnd[0])
+		fprintf(f, " [%s%s%s]", bnd, unit[0] ? " " : "", unit);
+	if (req)
+		fprintf(f, " (required)");
+	else if (dflt[0])
+		fprintf(f, " (default %s)", dflt);
+	fputc('\n', f);
 }
+
+void opts_print_help(FILE *f, unsigned cmd)
+{
+	for (int pass = 0; pass < 3; pass++)   /* required, the command's own, a run's */
+		for (size_t i = 0; i < N_KEYS; i++) {
+			const struct key *k = &keys[i];
+			int p = (k->req & cmd) ? 0 : k->tgt == TGT_X ? 1 : 2;
+			if ((k->cmds & cmd) && p == pass)
+				print_row(f, k, cmd);
+		}
+}
+
+void runcfg_print_keys(FILE *f) { opts_print_help(f, OPTS_RUN); }
 
 /* Markdown, with '|' escaped in cells. */
 static void md_cell(FILE *f, const char *s, bool code)
@@ -180,70 +803,161 @@ static void md_cell(FILE *f, const char *s, bool code)
 	fputs(code ? "` |" : " |", f);
 }
 
+static void md_cmds(FILE *f, const struct key *k)
+{
+	static const unsigned order[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TORTURE, OPTS_TRACE_GEN };
+	const char *sep = " ";
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		if (!(k->cmds & order[i]))
+			continue;
+		fprintf(f, "%s%s%s", sep, order[i] == OPTS_TRACE_GEN ? "trace-gen" : opts_cmd_name(order[i]),
+			(k->req & order[i]) ? " (required)" : "");
+		sep = ", ";
+	}
+	fputs(" |\n", f);
+}
+
 void runcfg_print_markdown(FILE *f)
 {
-	fprintf(f, "| key | meaning | unit | default | commands |\n|---|---|---|---|---|\n");
+	fprintf(f, "| key | meaning | type | bounds | unit | default | commands |\n|---|---|---|---|---|---|---|\n");
 	for (size_t i = 0; i < N_KEYS; i++) {
-		char lhs[64], dflt[128];
+		char lhs[64], dflt[128], bnd[80];
 		key_lhs(&keys[i], lhs, sizeof lhs);
 		key_default(&keys[i], dflt, sizeof dflt);
+		bounds_short(&keys[i], bnd, sizeof bnd);
 		fputc('|', f);
 		md_cell(f, lhs, true);
 		md_cell(f, keys[i].help, false);
-		md_cell(f, keys[i].unit, false);
+		md_cell(f, otype_names[keys[i].type], false);
+		md_cell(f, bnd, false);
+		md_cell(f, keys[i].unit ? keys[i].unit : "", false);
 		md_cell(f, dflt, false);
-		fprintf(f, " %s%s%s |\n", keys[i].cmds & OPT_RUN ? "run" : "",
-			keys[i].cmds & OPT_SOURCE ? ", source" : "", keys[i].cmds & OPT_DEST ? ", dest" : "");
+		md_cmds(f, &keys[i]);
 	}
 }
 
-static int bad(struct diag *d, const char *where, const char *key, const char *value, const char *what)
-{
-	if (where[0] == '-')   /* "--key" already names the key */
-		return diag_set(d, "%s: '%s' is not %s", where, value, what);
-	return diag_set(d, "%s: %s: '%s' is not %s", where, key, value, what);
-}
+/* ---- command lines ------------------------------------------------------------------------------ */
 
-static int get_u64(const char *v, uint64_t *out, uint64_t lo, uint64_t hi)
+/* argv[*i] is "--key[=V]", "-o" or "-oV" of cmd: its row (NULL: not cmd's) and value (advancing *i
+ * past a separate one; NULL with *missing when there is none). */
+static const struct key *split_opt(unsigned cmd, int argc, char **argv, int *i, const char **v, bool *missing,
+				   char *name, size_t n)
 {
-	uint64_t x;
-	if (size_parse_u64(v, &x) != 0 || x < lo || x > hi)
-		return -EINVAL;
-	*out = x;
-	return 0;
-}
-
-/* A SIZE of more than 0: the generator takes a 0 for "unset" (tgen_defaults), so a 0 given
- * here would silently become the default. */
-static int get_size_pos(const char *v, uint64_t *out)
-{
-	uint64_t x;
-	if (size_parse(v, &x) != 0 || x == 0)
-		return -EINVAL;
-	*out = x;
-	return 0;
-}
-
-static int get_bool(const char *v, bool *out)
-{
-	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "1"))
-		*out = true;
-	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "0"))
-		*out = false;
+	const char *a = argv[*i];
+	const struct key *k;
+	*v = NULL;
+	*missing = false;
+	if (a[0] == '-' && a[1] && a[1] != '-') {   /* -o FILE, -oFILE */
+		k = find_short(a[1], cmd);
+		snprintf(name, n, "%.*s", k ? 2 : (int)(n - 1), a);
+		if (k && a[2])
+			*v = a + 2;
+	} else {
+		const char *eq = strchr(a + 2, '=');
+		size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		snprintf(name, n, "%.*s", (int)(kl < n ? kl : n - 1), a + 2);
+		k = kl < n ? find(name, cmd) : NULL;
+		if (k && eq)
+			*v = eq + 1;
+		snprintf(name, n, "--%.*s", (int)(kl + 2 < n ? kl : n - 3), a + 2);
+	}
+	if (!k || *v)
+		return k;
+	if (!k->arg)
+		*v = "true";
+	else if (*i + 1 < argc)
+		*v = argv[++*i];
 	else
-		return -EINVAL;
+		*missing = true;
+	return k;
+}
+
+int opts_take_extra(unsigned cmd, struct opts_extra *x, int *argc, char **argv, struct diag *d)
+{
+	int out = 1;
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i], *v;
+		bool missing;
+		char name[72];
+		if (strncmp(a, "--", 2) != 0 || !a[2]) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		int first = i;
+		const struct key *k = split_opt(cmd, *argc, argv, &i, &v, &missing, name, sizeof name);
+		if (k && k->tgt == TGT_X) {
+			if (missing)
+				return diag_set(d, "%s needs a value", name);
+			if (opts_set(cmd, NULL, x, k->name, v, name, d))
+				return -EINVAL;
+			continue;
+		}
+		for (int j = first; j <= i; j++)   /* a run's key and its value, or not a key */
+			argv[out++] = argv[j];
+	}
+	*argc = out;
+	argv[out] = NULL;
 	return 0;
 }
 
-static int get_chunk(const char *v, uint64_t *out)
+int opts_parse_argv(unsigned cmd, struct runcfg *c, struct opts_extra *x, int argc, char **argv, struct diag *d)
 {
-	uint64_t x;
-	unsigned shift;
-	if (size_parse(v, &x) != 0 || wire_chunk_shift(x, &shift) != 0)
-		return -EINVAL;
-	*out = x;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		bool missing;
+		char name[72];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			return 1;
+		if (a[0] != '-' || !a[1])
+			return diag_set(d, "unexpected argument '%s'", a);
+		const struct key *k = split_opt(cmd, argc, argv, &i, &v, &missing, name, sizeof name);
+		if (!k)
+			return diag_set(d, "unknown option '%s' (see migbed %s --help)", name, opts_cmd_name(cmd));
+		if (missing)
+			return diag_set(d, "option '%s' needs a value", name);
+		if (opts_set(cmd, c, x, k->name, v, name, d))
+			return -EINVAL;
+	}
 	return 0;
 }
+
+int opts_check_required(unsigned cmd, const struct runcfg *c, const struct opts_extra *x, struct diag *d)
+{
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct key *k = &keys[i];
+		const bool *g = given_of(k, c, x);
+		if ((k->req & cmd) && !(g && *g)) {
+			char lhs[64];
+			key_lhs(k, lhs, sizeof lhs);
+			return diag_set(d, "%s is required (see migbed %s --help)", lhs, opts_cmd_name(cmd));
+		}
+	}
+	return 0;
+}
+
+int opts_finish_gen(struct runcfg *c, struct diag *d)
+{
+	const char *pat = tgen_pattern_name(c->gen.pattern);
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct key *k = &keys[i];
+		if (k->pat && k->pat[0] && c->given[i] && strcmp(k->pat, pat))
+			return diag_set(d, "%s only applies to pattern %s, not %s", k->name, k->pat, pat);
+	}
+	c->gen.seed = c->seed;
+	if (!runcfg_given(c, "worker-bytes"))
+		c->gen.worker_bytes = tgen_default_worker_bytes(&c->gen);
+	return tgen_validate(&c->gen, d) < 0 ? -EINVAL : 0;
+}
+
+static bool gen_keys_given(const struct runcfg *c)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].pat && c->given[i])
+			return true;
+	return false;
+}
+
+/* ---- a run's cross-key rules and rule syntaxes ------------------------------------------------------ */
 
 static int set_expect(struct runcfg *c, const char *v, const char *where, struct diag *d)
 {
@@ -304,7 +1018,7 @@ static int set_expect_fired(struct runcfg *c, const char *v, const char *where, 
 		uint64_t x;
 		if (n == RUNCFG_MAX_FAULTS)
 			return bad(d, where, "expect-fired", v, "a list of at most 16 values (one per fault rule)");
-		if (!isdigit((unsigned char)num[0]) || get_u64(num, &x, 0, UINT64_MAX - 1))
+		if (!isdigit((unsigned char)num[0]) || size_parse_u64(num, &x) || x == UINT64_MAX)
 			return bad(d, where, "expect-fired", v, what);
 		c->expect_fired[n++] = (struct runcfg_fired){ .n = x, .more = more };
 	}
@@ -347,224 +1061,6 @@ static int set_pause(struct runcfg *c, const char *v, const char *where, struct 
 	c->pause_event[ev_len] = '\0';
 	c->pause_nth = nth;
 	return 0;
-}
-
-static int set_copy(char *dst, size_t n, const char *v, const char *where, const char *key, struct diag *d)
-{
-	if (strlen(v) >= n || !v[0])
-		return diag_set(d, "%s: %s: value empty or longer than %zu bytes", where, key, n - 1);
-	memcpy(dst, v, strlen(v) + 1);
-	return 0;
-}
-
-/* Each setter returns 1 when the key is not its own, 0 when set, -EINVAL on bad value. */
-static int set_transport(struct runcfg *c, const char *k, const char *v, const char *w, struct diag *d)
-{
-	uint64_t x;
-	if (!strcmp(k, "chunk-size"))
-		return get_chunk(v, &c->chunk_bytes) ? bad(d, w, k, v, "a power of two from 1M to 1G") : 0;
-	if (!strcmp(k, "dst-chunk-size")) {
-		c->dst_chunk_set = true;
-		return get_chunk(v, &c->dst_chunk_bytes) ? bad(d, w, k, v, "a power of two from 1M to 1G") : 0;
-	}
-	if (!strcmp(k, "pin-all"))
-		return get_bool(v, &c->pin_all) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
-	if (!strcmp(k, "dst-pin-all"))
-		return get_bool(v, &c->dst_pin_all) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
-	if (!strcmp(k, "backend")) {
-		if (!strcmp(v, "model"))
-			c->backend = HCA_BACKEND_MODEL;
-		else if (!strcmp(v, "verbs"))
-			c->backend = HCA_BACKEND_VERBS;
-		else
-			return bad(d, w, k, v, "model or verbs");
-		return 0;
-	}
-	if (!strcmp(k, "mem")) {
-		c->repr_set = true;
-		if (!strcmp(v, "stamp"))
-			c->repr = MEM_REPR_STAMP;
-		else if (!strcmp(v, "bytes"))
-			c->repr = MEM_REPR_BYTES;
-		else
-			return bad(d, w, k, v, "stamp or bytes");
-		return 0;
-	}
-	if (!strcmp(k, "link-gbps")) {
-		if (get_u64(v, &x, 1, 10000))
-			return bad(d, w, k, v, "a link rate in Gb/s from 1 to 10000");
-		c->cost.link_bytes_per_s = x * 1000000000ull / 8;
-		return 0;
-	}
-	if (!strcmp(k, "latency-us")) {
-		if (get_u64(v, &x, 0, 10000000))
-			return bad(d, w, k, v, "a latency in microseconds");
-		c->cost.msg_latency_ns = x * 1000;
-		return 0;
-	}
-	if (!strcmp(k, "reg-us-per-gib")) {
-		if (get_u64(v, &x, 0, 1000000000))
-			return bad(d, w, k, v, "a cost in microseconds per GiB");
-		c->cost.reg_per_page_ns = x * 1000 / PAGES_PER_GIB;
-		return 0;
-	}
-	if (!strcmp(k, "caps-version")) {
-		if (get_u64(v, &x, 0, UINT32_MAX))
-			return bad(d, w, k, v, "a 32-bit version number");
-		c->caps_version = (uint32_t)x;
-		return 0;
-	}
-	if (!strcmp(k, "protocol") || !strcmp(k, "src-protocol") || !strcmp(k, "dst-protocol")) {
-		bool neg;
-		if (!strcmp(v, "negotiated"))
-			neg = true;
-		else if (!strcmp(v, "qemu"))
-			neg = false;
-		else
-			return bad(d, w, k, v, "qemu or negotiated");
-		if (strcmp(k, "dst-protocol"))
-			c->src_negotiate = neg;
-		if (strcmp(k, "src-protocol"))
-			c->dst_negotiate = neg;
-		return 0;
-	}
-	if (!strcmp(k, "ack-timeout")) {
-		if (get_u64(v, &x, 1, 31))
-			return bad(d, w, k, v, "an exponent from 1 to 31");
-		c->ack_timeout = (int)x;
-		return 0;
-	}
-	if (!strcmp(k, "qemu-stream"))
-		return get_bool(v, &c->qemu_stream) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
-	if (!strcmp(k, "qemu-expect")) {
-		const char *at = strrchr(v, '@');
-		if (!at || at == v || size_parse_u64(at + 1, &c->qemu_expect_addr) != 0 ||
-		    (size_t)(at - v) >= sizeof c->qemu_expect_file)
-			return bad(d, w, k, v, "FILE@ADDR (a file and a decimal guest address)");
-		memcpy(c->qemu_expect_file, v, (size_t)(at - v));
-		c->qemu_expect_file[at - v] = '\0';
-		return 0;
-	}
-	if (!strcmp(k, "dst-memlock"))
-		return (size_parse(v, &c->dst_memlock_bytes) || c->dst_memlock_bytes == 0) ? bad(d, w, k, v, "a SIZE (e.g. 64M)") : 0;
-	if (!strcmp(k, "on-mismatch")) {
-		if (strcmp(v, "adapt") && strcmp(v, "refuse"))
-			return bad(d, w, k, v, "adapt or refuse");
-		c->refuse_mismatch = !strcmp(v, "refuse");
-		return 0;
-	}
-	if (!strcmp(k, "src-addr"))
-		return set_copy(c->src_addr, sizeof c->src_addr, v, w, k, d);
-	if (!strcmp(k, "dst-addr"))
-		return set_copy(c->dst_addr, sizeof c->dst_addr, v, w, k, d);
-	return 1;
-}
-
-static int set_engine(struct runcfg *c, const char *k, const char *v, const char *w, struct diag *d)
-{
-	uint64_t x;
-	if (!strcmp(k, "downtime-limit-ms"))
-		return get_u64(v, &c->eng.downtime_limit_ms, 1, 3600000) ? bad(d, w, k, v, "milliseconds (1..3600000)") : 0;
-	if (!strcmp(k, "max-bandwidth")) {
-		if (!strcmp(v, "unlimited")) {
-			c->eng.max_bandwidth_bytes_per_s = 0;
-			return 0;
-		}
-		if (size_parse(v, &x) || x < 10)
-			return bad(d, w, k, v, "a SIZE per second (e.g. 128M, 10G) or 'unlimited'");
-		c->eng.max_bandwidth_bytes_per_s = x;
-		return 0;
-	}
-	if (!strcmp(k, "device-state"))
-		return (size_parse(v, &c->eng.device_state_bytes) || c->eng.device_state_bytes > (64u << 20))
-			       ? bad(d, w, k, v, "a SIZE up to 64M") : 0;
-	if (!strcmp(k, "max-time-ms"))
-		return get_u64(v, &c->eng.max_time_ms, 1, 86400000) ? bad(d, w, k, v, "milliseconds (1..86400000)") : 0;
-	if (!strcmp(k, "wait-timeout-ms"))
-		return get_u64(v, &c->wait_timeout_ms, 1, 3600000) ? bad(d, w, k, v, "milliseconds (1..3600000)") : 0;
-	if (!strcmp(k, "trace-loop"))
-		return get_bool(v, &c->eng.trace_loop) ? bad(d, w, k, v, "a boolean (true/false)") : 0;
-	if (!strcmp(k, "seed"))
-		return get_u64(v, &c->seed, 0, UINT64_MAX) ? bad(d, w, k, v, "a decimal number") : 0;
-	return 1;
-}
-
-static int set_gen(struct runcfg *c, const char *k, const char *v, const char *w, struct diag *d)
-{
-	uint64_t x = 0;
-	struct tgen_opts *g = &c->gen;
-	int rc = 0;
-	if (!strcmp(k, "pattern"))
-		rc = tgen_pattern_parse(v, &g->pattern) ? bad(d, w, k, v, "rand-set, random, hotcold or idle") : 0;
-	else if (!strcmp(k, "guest"))
-		rc = size_parse(v, &g->guest_bytes) ? bad(d, w, k, v, "a SIZE (e.g. 256M, 8G)") : 0;
-	else if (!strcmp(k, "duration-ms"))
-		rc = get_u64(v, &g->duration_ms, 1, 86400000) ? bad(d, w, k, v, "milliseconds") : 0;
-	else if (!strcmp(k, "epoch-ms"))
-		rc = get_u64(v, &g->epoch_ms, 1, 3600000) ? bad(d, w, k, v, "milliseconds") : 0;
-	else if (!strcmp(k, "page-size"))
-		rc = get_size_pos(v, &g->page_size) ? bad(d, w, k, v, "a SIZE (e.g. 4K)") : 0;
-	else if (!strcmp(k, "workers")) {
-		rc = get_u64(v, &x, 1, 4096) ? bad(d, w, k, v, "a number of workers (1..4096)") : 0;
-		g->workers = (uint32_t)x;
-	} else if (!strcmp(k, "worker-bytes"))
-		rc = get_size_pos(v, &g->worker_bytes) ? bad(d, w, k, v, "a SIZE of more than 0") : 0;
-	else if (!strcmp(k, "sweep-rate"))
-		rc = get_size_pos(v, &g->sweep_bytes_per_s) ? bad(d, w, k, v, "a SIZE per second of more than 0") : 0;
-	else if (!strcmp(k, "rate"))
-		rc = get_u64(v, &g->rate_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "pages per second") : 0;
-	else if (!strcmp(k, "hot-rate"))
-		rc = get_u64(v, &g->hot_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "a rate of 1 or more pages per second") : 0;
-	else if (!strcmp(k, "cold-rate"))
-		rc = get_u64(v, &g->cold_pages_per_s, 1, UINT32_MAX) ? bad(d, w, k, v, "a rate of 1 or more pages per second") : 0;
-	else if (!strcmp(k, "hot-fraction")) {
-		char *end;
-		errno = 0;
-		double f = strtod(v, &end);
-		rc = (errno || *end || !(f > 0.0 && f < 1.0)) ? bad(d, w, k, v, "a fraction between 0 and 1") : 0;
-		g->hot_fraction = f;
-	} else
-		return 1;
-	c->gen_keys_used = true;
-	return rc;
-}
-
-int runcfg_set(struct runcfg *c, const char *key, const char *value, const char *where, struct diag *d)
-{
-	if (!find(key))
-		return diag_set(d, "%s: unknown key '%s' (see migbed run --help)", where, key);
-	int rc;
-	if ((rc = set_transport(c, key, value, where, d)) != 1 || (rc = set_engine(c, key, value, where, d)) != 1 ||
-	    (rc = set_gen(c, key, value, where, d)) != 1)
-		return rc;
-	if (!strcmp(key, "expect"))
-		return set_expect(c, value, where, d);
-	if (!strcmp(key, "trace"))
-		return set_copy(c->trace, sizeof c->trace, value, where, key, d);
-	if (!strcmp(key, "json"))
-		return set_copy(c->json_path, sizeof c->json_path, value, where, key, d);
-	if (!strcmp(key, "dst-layout"))
-		return set_copy(c->dst_layout, sizeof c->dst_layout, value, where, key, d);
-	if (!strcmp(key, "events"))
-		return set_copy(c->events_path, sizeof c->events_path, value, where, key, d);
-	if (!strcmp(key, "description"))
-		return set_copy(c->description, sizeof c->description, value, where, key, d);
-	if (!strcmp(key, "quiet")) {
-		bool q;
-		if (get_bool(value, &q))
-			return bad(d, where, key, value, "a boolean");
-		c->quiet = q;
-		return 0;
-	}
-	if (!strcmp(key, "fault"))
-		return add_fault(c, value, where, d);
-	if (!strcmp(key, "pause-at"))
-		return set_pause(c, value, where, d);
-	if (!strcmp(key, "expect-fired"))
-		return set_expect_fired(c, value, where, d);
-	if (!strcmp(key, "fault-counts"))
-		return set_copy(c->fault_counts_path, sizeof c->fault_counts_path, value, where, key, d);
-	return diag_set(d, "%s: key '%s' is not handled (internal)", where, key);
 }
 
 static char *trim(char *s)
@@ -628,7 +1124,7 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 			rc = diag_set(d, "%s: key '%s' has no value", where, k);
 			break;
 		}
-		if (runcfg_is_flag(k) || find(k))
+		if (runcfg_known(k))
 			rc = runcfg_set(c, k, v, where, d);
 		else
 			rc = diag_set(d, "%s: unknown key '%s' (see migbed run --help)", where, k);
@@ -643,24 +1139,21 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 
 int runcfg_finish(struct runcfg *c, struct diag *d)
 {
-	if (!c->dst_chunk_set)
+	if (!runcfg_given(c, "dst-chunk-size"))
 		c->dst_chunk_bytes = c->chunk_bytes;
 	if (c->n_expect_fired && !c->n_faults)
 		return diag_set(d, "expect-fired needs at least one fault rule (fault = ... or --fault)");
 	if (!c->expect_fired_all && c->n_expect_fired > c->n_faults)
 		return diag_set(d, "expect-fired lists %d values for %d fault rules", c->n_expect_fired, c->n_faults);
-	if (c->trace[0] && c->gen_keys_used)
+	if (c->trace[0] && gen_keys_given(c))
 		return diag_set(d, "trace generator keys (pattern, guest, ...) conflict with trace = %s", c->trace);
-	if (!c->repr_set)
+	if (!runcfg_given(c, "mem"))
 		c->repr = c->backend == HCA_BACKEND_VERBS ? MEM_REPR_BYTES : MEM_REPR_STAMP;
 	if (c->backend == HCA_BACKEND_VERBS && c->repr != MEM_REPR_BYTES)
 		return diag_set(d, "--backend verbs needs --mem bytes (real RDMA moves real bytes)");
 	c->eng.seed = c->seed;
 	c->gen.seed = c->seed;
-	if (!c->trace[0]) {
-		tgen_defaults(&c->gen);
-		if (tgen_validate(&c->gen, d) < 0)
-			return -EINVAL;
-	}
+	if (!c->trace[0])
+		return opts_finish_gen(c, d);
 	return 0;
 }

@@ -9,12 +9,7 @@
 void runcfg_defaults(struct runcfg *c)
 {
 	memset(c, 0, sizeof *c);
-	c->gen.pattern = TGEN_RAND_SET;
-	c->gen.guest_bytes = 256ull << 20;
-	c->gen.duration_ms = 2000;
-	c->gen.workers = 2;
-	c->gen.worker_bytes = 16ull << 20;
-	c->gen.sweep_bytes_per_s = 32ull << 20;
+	tgen_defaults(&c->gen);
 	c->chunk_bytes = 1ull << 20;
 	c->dst_pin_all = true;
 	c->backend = HCA_BACKEND_MODEL;

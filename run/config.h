@@ -13,19 +13,17 @@
 
 #define RUNCFG_MAX_EXPECT 8
 #define RUNCFG_MAX_FAULTS 16
+#define RUNCFG_MAX_KEYS 96          /* rows of cli/runcfg.c's option table, at most */
 
 struct runcfg {
 	char scenario[1024];        /* path, "" when none */
 	char description[256];
 	char trace[1024];           /* "" = generate */
-	bool gen_keys_used;
 	struct tgen_opts gen;
 	uint64_t chunk_bytes, dst_chunk_bytes;
-	bool dst_chunk_set;
 	bool pin_all, dst_pin_all;
 	enum hca_backend_kind backend;
 	enum mem_repr repr;
-	bool repr_set;
 	struct hca_cost cost;
 	struct engine_opts eng;
 	uint64_t wait_timeout_ms;
@@ -33,7 +31,7 @@ struct runcfg {
 	uint32_t caps_version;
 	bool src_negotiate, dst_negotiate;   /* --protocol negotiated (per side) */
 	bool refuse_mismatch;               /* --on-mismatch refuse */
-	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none */
+	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none (not a value: its bound is 1..) */
 	int ack_timeout;                      /* verbs, -1 = rdma_cm default */
 	bool qemu_stream;                     /* the source is a real QEMU */
 	char dst_layout[1024];                /* a trace whose header is the destination's RAM layout */
@@ -59,12 +57,17 @@ struct runcfg {
 	bool quiet;
 	/* --pause-at SIDE:EVENT[#N]: stop the process (SIGSTOP) right after that event-log line */
 	char pause_side[16], pause_event[48];
-	uint64_t pause_nth;                   /* 0 = no pause */
+	uint64_t pause_nth;                   /* 0 = no pause (not a value: N >= 1) */
 	/* verbs */
 	char src_addr[256], dst_addr[256];
+	/* which keys were given (scenario or option), by row of the option table: a default
+	 * the front end derives (dst-chunk-size, mem, worker-bytes) applies only to a key not
+	 * given; no value stands for "unset". The run layer does not read it. */
+	bool given[RUNCFG_MAX_KEYS];
 };
 
-/* Every field its default: a small generated rand-set trace, the model backend, expect completed. */
+/* Every field its default: a small generated rand-set trace (tgen_defaults: 2 workers x 16M
+ * at 32M/s in 256M), the model backend, expect completed; nothing given. */
 void runcfg_defaults(struct runcfg *c);
 
 #endif

@@ -27,7 +27,6 @@ static void small_config(struct runcfg *c)
 	/* what cli/runcfg.c's runcfg_finish completes on the model */
 	c->dst_chunk_bytes = c->chunk_bytes;
 	c->repr = MEM_REPR_STAMP;
-	tgen_defaults(&c->gen);
 }
 
 static void add_fault(struct runcfg *c, const char *spec, int expect_cause)

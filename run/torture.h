@@ -44,13 +44,13 @@
 #include "run/run.h"
 #include "sim/diag.h"
 
-#define TORTURE_MAX_RUNS_DEFAULT 1000u
+#define TORTURE_MAX_RUNS_DEFAULT 1000     /* no suffix: the option table prints it (cli/runcfg.c) */
 #define TORTURE_MAX_RUNS_LIMIT 100000u
-#define TORTURE_WATCHDOG_MS_DEFAULT 60000u
+#define TORTURE_WATCHDOG_MS_DEFAULT 60000
 #define TORTURE_WATCHDOG_MS_MIN 100u
 #define TORTURE_WATCHDOG_MS_MAX 86400000u
 #define TORTURE_JOBS_MAX 64u
-#define TORTURE_SHARDS_MAX 100000u
+#define TORTURE_SHARDS_MAX 100000
 #define TORTURE_SITES_MAX 511u         /* bytes of the sites list */
 #define TORTURE_DETAIL_MAX 200
 

@@ -62,24 +62,29 @@ const char *tgen_pattern_name(enum tgen_pattern p)
 void tgen_defaults(struct tgen_opts *o)
 {
 	assert(o);
-	if (!o->page_size)
-		o->page_size = 4096;
-	if (!o->epoch_ms)
-		o->epoch_ms = 10;
-	if (!o->workers)
-		o->workers = 4;
-	if (!o->worker_bytes)
-		o->worker_bytes = o->guest_bytes / 8 / o->page_size * o->page_size;
-	if (!o->sweep_bytes_per_s)
-		o->sweep_bytes_per_s = UINT64_C(1) << 30;
-	if (!o->rate_pages_per_s)
-		o->rate_pages_per_s = TGEN_DEFAULT_RATE_PAGES_PER_S;
-	if (o->hot_fraction == 0.0)
-		o->hot_fraction = 0.05;
-	if (!o->hot_pages_per_s)
-		o->hot_pages_per_s = TGEN_DEFAULT_HOT_PAGES_PER_S;
-	if (!o->cold_pages_per_s)
-		o->cold_pages_per_s = TGEN_DEFAULT_COLD_PAGES_PER_S;
+	*o = (struct tgen_opts){
+		.pattern = TGEN_RAND_SET,
+		.guest_bytes = TGEN_DEFAULT_GUEST_BYTES,
+		.page_size = TGEN_DEFAULT_PAGE_SIZE,
+		.duration_ms = TGEN_DEFAULT_DURATION_MS,
+		.epoch_ms = TGEN_DEFAULT_EPOCH_MS,
+		.seed = TGEN_DEFAULT_SEED,
+		.workers = TGEN_DEFAULT_WORKERS,
+		.sweep_bytes_per_s = TGEN_DEFAULT_SWEEP_BYTES_PER_S,
+		.rate_pages_per_s = TGEN_DEFAULT_RATE_PAGES_PER_S,
+		.hot_fraction = TGEN_DEFAULT_HOT_FRACTION,
+		.hot_pages_per_s = TGEN_DEFAULT_HOT_PAGES_PER_S,
+		.cold_pages_per_s = TGEN_DEFAULT_COLD_PAGES_PER_S,
+	};
+	o->worker_bytes = tgen_default_worker_bytes(o);
+}
+
+uint64_t tgen_default_worker_bytes(const struct tgen_opts *o)
+{
+	assert(o);
+	uint64_t cap = o->workers ? o->guest_bytes / 2 / o->workers : 0;
+	uint64_t b = cap < TGEN_DEFAULT_WORKER_BYTES ? cap : TGEN_DEFAULT_WORKER_BYTES;
+	return o->page_size ? b / o->page_size * o->page_size : b;
 }
 
 /* ---- derived quantities, all overflow-safe once the common checks passed ---- */

@@ -30,31 +30,45 @@ enum tgen_pattern { TGEN_RAND_SET, TGEN_RANDOM, TGEN_HOTCOLD, TGEN_IDLE };
 struct tgen_opts {
 	enum tgen_pattern pattern;
 	uint64_t guest_bytes;             /* one block "pc.ram" of this size */
-	uint64_t page_size;               /* default 4096 */
+	uint64_t page_size;
 	uint64_t duration_ms;
-	uint64_t epoch_ms;                /* spacing of epochs, default 10 */
+	uint64_t epoch_ms;                /* spacing of epochs */
 	uint64_t seed;
 	/* rand-set */
-	uint32_t workers;                 /* default 4 */
-	uint64_t worker_bytes;            /* default guest/8 */
-	uint64_t sweep_bytes_per_s;       /* per worker; default 1 GiB/s */
+	uint32_t workers;
+	uint64_t worker_bytes;
+	uint64_t sweep_bytes_per_s;       /* per worker */
 	/* random */
-	uint64_t rate_pages_per_s;        /* default 25600 (100 MiB/s at 4K) */
+	uint64_t rate_pages_per_s;
 	/* hotcold */
-	double hot_fraction;              /* default 0.05 */
-	uint64_t hot_pages_per_s;         /* default 25600 */
-	uint64_t cold_pages_per_s;        /* default 256 */
+	double hot_fraction;
+	uint64_t hot_pages_per_s;
+	uint64_t cold_pages_per_s;
 };
 
-/* The generator's defaults for the rates (what tgen_defaults fills in). */
+/* The one set of defaults of the generator keys (`migbed run`'s generated trace, `trace
+ * gen`, `torture`; cli/runcfg.c's option table shows them): a 256M guest, 2 s, rand-set with
+ * 2 workers of 16M each at 32M/s (worker-bytes shrinks in small guests, see below). */
+#define TGEN_DEFAULT_GUEST_BYTES (UINT64_C(256) << 20)
+#define TGEN_DEFAULT_PAGE_SIZE UINT64_C(4096)
+#define TGEN_DEFAULT_DURATION_MS UINT64_C(2000)
+#define TGEN_DEFAULT_EPOCH_MS UINT64_C(10)
+#define TGEN_DEFAULT_WORKERS 2u
+#define TGEN_DEFAULT_WORKER_BYTES (UINT64_C(16) << 20)
+#define TGEN_DEFAULT_SWEEP_BYTES_PER_S (UINT64_C(32) << 20)
 #define TGEN_DEFAULT_RATE_PAGES_PER_S 25600u
+#define TGEN_DEFAULT_HOT_FRACTION 0.05
 #define TGEN_DEFAULT_HOT_PAGES_PER_S 25600u
 #define TGEN_DEFAULT_COLD_PAGES_PER_S 256u
+#define TGEN_DEFAULT_SEED UINT64_C(1)
 
-/* Fill defaults for every field left 0 (pattern and guest_bytes must be set by caller).
- * Here 0 means "unset", never "none": a front end that takes these values from a user must
- * refuse a 0 (runcfg and `migbed trace gen` do), or it would silently become the default. */
+/* Every field its default (pattern rand-set, seed 1). No value means "unset": a front end
+ * that lets a user leave a key out keeps the default set here, or derives it (below). */
 void tgen_defaults(struct tgen_opts *o);
+/* The default worker-bytes for o's guest, page size and workers: TGEN_DEFAULT_WORKER_BYTES,
+ * at most half the guest shared by the workers (guest / (2 x workers)), rounded down to the
+ * page size; 16M for the default 256M guest. */
+uint64_t tgen_default_worker_bytes(const struct tgen_opts *o);
 /* -EINVAL with d on impossible options (e.g. workers * worker_bytes > guest). */
 int tgen_validate(const struct tgen_opts *o, struct diag *d);
 /* Validate, then write the trace to path (via path.tmp, renamed on success; nothing is left

@@ -61,9 +61,15 @@ static int teardown(void **st)
 
 static struct tgen_opts small_opts(enum tgen_pattern p)
 {
-	struct tgen_opts o = { .pattern = p, .guest_bytes = 256 * 4096, .duration_ms = 100,
-			       .seed = 1 };
+	struct tgen_opts o;
 	tgen_defaults(&o);
+	o.pattern = p;
+	o.guest_bytes = 256 * 4096;
+	o.duration_ms = 100;
+	/* 4 workers of guest/8 at 1G/s: what these tests were written for */
+	o.workers = 4;
+	o.worker_bytes = o.guest_bytes / 8;
+	o.sweep_bytes_per_s = UINT64_C(1) << 30;
 	return o;
 }
 
@@ -164,26 +170,37 @@ static void test_pattern_names(void **st)
 
 static void test_defaults(void **st)
 {
-	struct tgen_opts o = { .pattern = TGEN_RAND_SET, .guest_bytes = UINT64_C(1) << 30 };
+	struct tgen_opts o;
 
 	(void)st;
+	memset(&o, 0xa5, sizeof o);
 	tgen_defaults(&o);
+	assert_int_equal(o.pattern, TGEN_RAND_SET);
+	assert_int_equal(o.guest_bytes, UINT64_C(256) << 20);
 	assert_int_equal(o.page_size, 4096);
+	assert_int_equal(o.duration_ms, 2000);
 	assert_int_equal(o.epoch_ms, 10);
-	assert_int_equal(o.workers, 4);
-	assert_int_equal(o.worker_bytes, UINT64_C(128) << 20);
-	assert_int_equal(o.sweep_bytes_per_s, UINT64_C(1) << 30);
+	assert_int_equal(o.seed, 1);
+	assert_int_equal(o.workers, 2);
+	assert_int_equal(o.worker_bytes, UINT64_C(16) << 20);
+	assert_int_equal(o.sweep_bytes_per_s, UINT64_C(32) << 20);
 	assert_int_equal(o.rate_pages_per_s, 25600);
 	assert_true(o.hot_fraction == 0.05);
 	assert_int_equal(o.hot_pages_per_s, 25600);
 	assert_int_equal(o.cold_pages_per_s, 256);
-	/* set fields are kept */
-	o = (struct tgen_opts){ .pattern = TGEN_RANDOM, .guest_bytes = 1 << 20, .page_size = 512,
-				.epoch_ms = 3, .rate_pages_per_s = 7 };
-	tgen_defaults(&o);
-	assert_int_equal(o.page_size, 512);
-	assert_int_equal(o.epoch_ms, 3);
-	assert_int_equal(o.rate_pages_per_s, 7);
+	/* worker-bytes: 16M, at most guest / (2 x workers), whole pages */
+	o.guest_bytes = UINT64_C(4) << 20;
+	assert_int_equal(tgen_default_worker_bytes(&o), UINT64_C(1) << 20);
+	o.guest_bytes = UINT64_C(64) << 20;
+	assert_int_equal(tgen_default_worker_bytes(&o), UINT64_C(16) << 20);
+	o.guest_bytes = UINT64_C(1) << 30;
+	assert_int_equal(tgen_default_worker_bytes(&o), UINT64_C(16) << 20);
+	o.guest_bytes = 7 * 4096;
+	o.workers = 3;
+	assert_int_equal(tgen_default_worker_bytes(&o), 4096);
+	o.workers = 0;
+	assert_int_equal(tgen_default_worker_bytes(&o), 0);
+	assert_int_equal(tgen_validate(&o, NULL) < 0, 1);
 }
 
 struct bad_case {
@@ -360,12 +377,16 @@ static void test_rand_set_exact_pages(void **st)
 {
 	/* 3 workers x 16 pages in a 64-page guest; 5 pages per 10 ms epoch: wraps every
 	 * 3.2 epochs. */
-	struct tgen_opts o = { .pattern = TGEN_RAND_SET, .guest_bytes = 64 * 4096,
-			       .duration_ms = 95, .workers = 3, .worker_bytes = 16 * 4096,
-			       .sweep_bytes_per_s = 5 * 4096 * 100, .seed = 9 };
+	struct tgen_opts o;
 
 	(void)st;
 	tgen_defaults(&o);
+	o.guest_bytes = 64 * 4096;
+	o.duration_ms = 95;
+	o.workers = 3;
+	o.worker_bytes = 16 * 4096;
+	o.sweep_bytes_per_s = 5 * 4096 * 100;
+	o.seed = 9;
 	gen_ok(&o, tmp_path("rs.trace"));
 	check_rand_set(&o);
 	/* 2.5 pages per epoch: the cumulative floor alternates 2 and 3 */
