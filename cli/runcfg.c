@@ -147,7 +147,7 @@ static const struct key keys[] = {
 	  .help = "ask for rdma-pin-all (register all guest RAM up front)" },
 	{ .name = "dst-pin-all", .arg = "BOOL", .type = OT_BOOL, .dflt = "true", .exact = true, .cmds = C_RUNS,
 	  RUNF(dst_pin_all), .help = "whether the destination accepts pin-all" },
-	{ .name = "backend", .arg = "model|verbs", .type = OT_CHOICE, .dflt = "model", .exact = true, .cmds = C_RUNS,
+	{ .name = "backend", .arg = "model|verbs", .type = OT_CHOICE, .dflt = "model; verbs for source and dest", .cmds = C_RUNS,
 	  .set = set_backend, .help = "simulated HCA or real rdma-core verbs" },
 	{ .name = "mem", .arg = "stamp|bytes", .type = OT_CHOICE, .dflt = "stamp on model, bytes on verbs", .cmds = C_RUNS,
 	  .set = set_mem, .help = "guest memory representation" },
