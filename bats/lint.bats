@@ -13,6 +13,21 @@ LINT=$BATS_TEST_DIRNAME/../scripts/lint-tests.sh
   [[ "${lines[-1]}" == "lint-tests: "*" files, 0 finding(s), "*" allowed sleep(s)" ]]
 }
 
+@test "lint: the tests generated from the scenarios (model lane and the verbs lane's replay) hold none either" {
+  g=$BATS_TEST_TMPDIR/gen
+  mkdir -p "$g"
+  run "$BATS_TEST_DIRNAME/../scripts/gen-scenario-bats.sh" "$BATS_TEST_DIRNAME/scenarios" "$g/scenarios.bats"
+  [ "$status" -eq 0 ]
+  run "$BATS_TEST_DIRNAME/../scripts/gen-scenario-bats.sh" "$BATS_TEST_DIRNAME/scenarios" "$g/verbs-faults.bats" \
+    --backend verbs --mem bytes
+  [ "$status" -eq 0 ]
+  [ "$(grep -c '^@test' "$g/scenarios.bats")" -gt 100 ]
+  run "$LINT" "$g/scenarios.bats" "$g/verbs-faults.bats"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == "lint-tests: 2 files, 0 finding(s), 0 allowed sleep(s)" ]]
+}
+
 @test "lint: each way to write a check that cannot fail is a FILE:LINE finding" {
   f=$BATS_TEST_TMPDIR/bad.bats
   printf '%s\n' \
