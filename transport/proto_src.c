@@ -176,8 +176,11 @@ static void send_error(proto_src *s)
 	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "send_error", "cause=%s", cause_name(s->cx.cause));
 	if (ctl_post_send(&s->ctl, WIRE_ERROR, 1, NULL, 0, &tmp) != 0)
 		return;
+	/* every send WR still in the queue completes before ours (RC completes in posting order):
+	 * at most the granted send-queue depth, ours included */
+	uint32_t bound = hca_ep_send_outstanding(s->ep);
 	struct hca_wc wc;
-	for (uint32_t i = 0; i <= WIRE_SIGNALED_SEND_MAX + 1; i++) {   /* every write in flight, then ours */
+	for (uint32_t i = 0; i < bound; i++) {
 		int rc = hca_wait(s->ep, HCA_CQ_SEND, s->o.wait_timeout_ns / 10, &wc);
 		if (rc <= 0 || wc.wr_id == WIRE_WRID_SEND_CONTROL)
 			return;
@@ -299,7 +302,12 @@ static int wait_control_sent(proto_src *s, uint32_t type)
 {
 	char what[64];
 	snprintf(what, sizeof what, "the send completion of %s", wire_type_name(type));
-	for (uint32_t i = 0; i <= WIRE_SIGNALED_SEND_MAX + 1; i++) {
+	/* RC completes send WRs in posting order: every write in flight, then ours. The bound is
+	 * what is outstanding now (the writes + this SEND), not QEMU's requested 512: rxe grants
+	 * 1023 for it, and more than 512 writes can be in flight. */
+	uint64_t bound = hca_ep_send_outstanding(s->ep);
+	assert(bound >= s->outstanding + 1);
+	for (uint64_t i = 0; i < bound; i++) {
 		struct hca_wc wc;
 		int rc = wait_send_wc(s, &wc, what);
 		if (rc)
@@ -310,8 +318,8 @@ static int wait_control_sent(proto_src *s, uint32_t type)
 		if (wc.wr_id == WIRE_WRID_SEND_CONTROL)
 			return 0;
 	}
-	return fail(s, CAUSE_INTERNAL, "control send completion never came among %u completions",
-		    WIRE_SIGNALED_SEND_MAX + 1);
+	return fail(s, CAUSE_INTERNAL, "control send completion never came among %llu completions",
+		    (unsigned long long)bound);
 }
 
 /* Wait for the RECV of `slot` carrying `want`. Other RECV completions are dropped, as
@@ -515,7 +523,8 @@ int proto_src_flush(proto_src *s)
 		size_t n = send->len - off;
 		if (n > WIRE_QEMU_FILE_MAX)
 			n = WIRE_QEMU_FILE_MAX;
-		rc = exchange_send(s, WIRE_QEMU_FILE, 1, send->data + off, (uint32_t)n, 0, NULL, NULL);
+		/* repeat 0: QEMU >= 8.2 zeroes the header (<= 8.1 left it uninitialised) */
+		rc = exchange_send(s, WIRE_QEMU_FILE, 0, send->data + off, (uint32_t)n, 0, NULL, NULL);
 		if (rc)
 			return rc;
 		s->st.file_bytes += n;
@@ -547,8 +556,9 @@ static int wait_one_write(proto_src *s, const char *what)
 static int drain(proto_src *s)
 {
 	int rc = post_merged(s);
+	uint64_t bound = s->outstanding;   /* each wait consumes one of them */
 	for (uint64_t i = 0; !rc && s->outstanding > 0; i++) {
-		assert(i <= WIRE_SIGNALED_SEND_MAX * 4ull);
+		assert(i < bound);
 		rc = wait_one_write(s, "outstanding RDMA WRITE completions (drain)");
 	}
 	if (rc)
@@ -639,8 +649,9 @@ static int local_chunk_mr(proto_src *s, size_t b, uint64_t k)
 		return 0;
 	uint64_t start = wire_chunk_start(sb->addr, k, s->o.chunk_shift);
 	uint64_t end = wire_chunk_end(sb->addr, sb->length, k, s->o.chunk_shift);
-	int rc = hca_reg_mr(s->ep, start, end - start, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
-			    &sb->chunk_mr[k]);
+	/* QEMU's qemu_rdma_register_and_get_keys: the source grants access only to itself
+	 * (access 0: an RDMA WRITE only reads its local buffer); the peer cannot write here */
+	int rc = hca_reg_mr(s->ep, start, end - start, 0, &sb->chunk_mr[k]);
 	if (rc)
 		return fail(s, CAUSE_SOURCE_REG_FAILED, "cannot get lkey: block=%s chunk=%llu: %s",
 			    mem_block_name(s->m, b), (unsigned long long)k, strerror(-rc));
@@ -712,8 +723,9 @@ static int post_merged(proto_src *s)
 	struct merge m = s->mg;
 	s->mg.active = false;
 	struct src_block *sb = &s->blocks[m.block];
-	for (uint32_t i = 0; sb->transit[m.chunk]; i++) {
-		if (i > WIRE_SIGNALED_SEND_MAX * 2)
+	uint64_t bound = hca_ep_send_outstanding(s->ep);   /* each wait consumes one of them */
+	for (uint64_t i = 0; sb->transit[m.chunk]; i++) {
+		if (i >= bound)
 			return fail(s, CAUSE_INTERNAL, "transit bit of chunk %llu never cleared",
 				    (unsigned long long)m.chunk);
 		int rc = wait_one_write(s, "the previous write to the same chunk");
