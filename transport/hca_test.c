@@ -445,6 +445,35 @@ static void test_recv_queue_depth(void **state)
 	pair_close(&p);
 }
 
+/* A source chunk MR as QEMU registers it (access 0): the peer's RDMA WRITE into it fails with
+ * REM_ACCESS_ERR, while the source's own WRITE from it (a local read) goes through. */
+static void test_access_0_mr_refuses_remote_write(void **state)
+{
+	struct pair p;
+	struct hca_wc wc;
+	hca_mr *src0;
+	(void)state;
+
+	pair_open(&p, NULL, NULL, 4, 2);
+	assert_int_equal(hca_reg_mr(p.src, (uint64_t)(uintptr_t)p.sbuf + 8192, 4096, 0, &src0), 0);
+	struct hca_send_wr own = write_wr(&p, 1, 8192, 4096);
+	own.lkey = hca_mr_lkey(src0);
+	assert_int_equal(hca_post_send(p.src, &own), 0);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_SUCCESS);
+	struct hca_send_wr into = { .wr_id = 2, .opcode = HCA_WR_RDMA_WRITE,
+				    .local_addr = (uint64_t)(uintptr_t)p.dbuf, .length = 4096,
+				    .lkey = hca_mr_lkey(p.dmr),
+				    .remote_addr = (uint64_t)(uintptr_t)p.sbuf + 8192,
+				    .rkey = hca_mr_rkey(src0), .signaled = true };
+	assert_int_equal(hca_post_send(p.dst, &into), 0);
+	assert_int_equal(hca_wait(p.dst, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, HCA_WC_REM_ACCESS_ERR);
+	assert_int_equal(hca_dereg_mr(src0), 0);
+	pair_close(&p);
+}
+
 /* The model grants what rxe grants: the smallest 2^k - 1 >= the request. */
 static void test_model_granted_depth(void **state)
 {
@@ -987,6 +1016,7 @@ int main(void)
 		cmocka_unit_test(test_send_queue_depth),
 		cmocka_unit_test(test_recv_queue_depth),
 		cmocka_unit_test(test_model_granted_depth),
+		cmocka_unit_test(test_access_0_mr_refuses_remote_write),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_live_objects),
 		cmocka_unit_test(test_names),

@@ -98,7 +98,8 @@ int ctl_decode(struct ctl *c, enum wire_slot slot, uint32_t byte_len, uint32_t w
 	if (byte_len < WIRE_HDR_BYTES || wire_hdr_decode(c->buf[slot], byte_len, h) < 0)
 		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "control message of %u bytes is shorter than its header",
 				 byte_len);
-	if (h->type < WIRE_TYPE_COUNT)
+	bool len_ok = h->len <= WIRE_CONTROL_MAX_DATA && WIRE_HDR_BYTES + h->len == byte_len;
+	if (len_ok && h->type < WIRE_TYPE_COUNT)     /* a message whose length is refused is not counted */
 		c->stats->msgs_recv[h->type]++;
 	/* QEMU's qemu_rdma_exchange_get_response: the type first, then the length */
 	if (want != WIRE_NONE && h->type != want && h->type == WIRE_ERROR)
