@@ -232,3 +232,23 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   done
   [ "$n" -gt 20 ]
 }
+
+@test "QEMU's registrations and headers (issue 12): source chunk MRs without remote access, pin-all blocks with it, QEMU FILE repeat 0" {
+  run "$MIGBED" run "$S/model-rand-set-1m.scn" --quiet --events "$BATS_TEST_TMPDIR/dyn.ev"
+  [ "$status" -eq 0 ]
+  run grep -c ' src reg_mr blk=.* access=0x0 ' "$BATS_TEST_TMPDIR/dyn.ev"
+  [ "$status" -eq 0 ]
+  [ "$output" -gt 0 ]
+  run grep -c ' src reg_mr blk=.* access=0x3 ' "$BATS_TEST_TMPDIR/dyn.ev"
+  [ "$status" -eq 1 ]
+  run grep -c ' src ctl_send type=qemu_file .* repeat=0$' "$BATS_TEST_TMPDIR/dyn.ev"
+  [ "$status" -eq 0 ]
+  [ "$output" -gt 0 ]
+  run grep -c ' src ctl_send type=qemu_file .* repeat=1$' "$BATS_TEST_TMPDIR/dyn.ev"
+  [ "$status" -eq 1 ]
+  run "$MIGBED" run "$S/model-rand-set-1m.scn" --pin-all --quiet --events "$BATS_TEST_TMPDIR/pin.ev"
+  [ "$status" -eq 0 ]
+  run grep -c ' src reg_mr blk=.* access=0x3 ' "$BATS_TEST_TMPDIR/pin.ev"
+  [ "$status" -eq 0 ]
+  [ "$output" -gt 0 ]
+}

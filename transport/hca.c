@@ -313,6 +313,7 @@ static bool caps_ok(const struct hca_qp_caps *c)
 int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
 {
 	struct hca_fault_answer f;
+	struct hca_qp_caps granted;
 	int rc;
 
 	if (!ep || ep->setup || !caps_ok(caps))
@@ -330,7 +331,15 @@ int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = ep->w->ops->ep_setup(ep, caps);
+	granted = *caps;
+	rc = ep->w->ops->ep_setup(ep, &granted);
+	assert(rc < 0 || (granted.max_send_wr >= caps->max_send_wr && granted.max_recv_wr >= caps->max_recv_wr));
+	/* the front end's queues hold what the granted depths allow (completions are not reserved
+	 * one by one). Out of memory here leaves the backend's QP to hca_ep_destroy. */
+	if (rc == 0 && (ring_reserve(&ep->sends, granted.max_send_wr) != 0 ||
+			ring_reserve(&ep->cq[HCA_CQ_SEND], granted.max_send_wr) != 0 ||
+			ring_reserve(&ep->cq[HCA_CQ_RECV], granted.max_recv_wr) != 0))
+		rc = -ENOMEM;
 out:
 	SLOG(ep->w, ep->side, "ep_setup", "send_wr=%u recv_wr=%u rc=%d", caps->max_send_wr,
 	     caps->max_recv_wr, rc);
@@ -340,9 +349,14 @@ out:
 		ring_fini(&ep->cq[HCA_CQ_RECV]);
 		return rc;
 	}
-	ep->caps = *caps;
+	ep->caps = granted;    /* the queue depths the front end enforces: what the device granted */
 	ep->setup = true;
 	return 0;
+}
+
+const struct hca_qp_caps *hca_ep_caps(const hca_ep *ep)
+{
+	return ep && ep->setup ? &ep->caps : NULL;
 }
 
 /* MRs whose deregistration failed by an injected fault are still registered: release them

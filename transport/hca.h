@@ -208,8 +208,12 @@ void hca_listener_close(hca_listener *l);
 
 /* Active side: resolve address and route (verbs: rdma_resolve_addr/route). */
 int hca_ep_create(hca_world *w, enum vocab_side side, const char *addr, hca_ep **out);
-/* PD, send CQ and recv CQ (each with a completion channel), RC QP. */
+/* PD, send CQ and recv CQ (each with a completion channel), RC QP. The device may grant
+ * deeper queues than asked for (rxe: the next 2^k-1, 1023 for 512; the model does the same):
+ * hca_post_send / hca_post_recv refuse with -ENOMEM only past the granted depth. */
 int hca_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps);
+/* The granted queue depths once set up (ibv_create_qp's cap read back), else NULL. */
+const struct hca_qp_caps *hca_ep_caps(const hca_ep *ep);
 /* Blocking connect: 0 on ESTABLISHED with the peer's private data in *reply; -ECONNREFUSED
  * (REJECTED), -ETIMEDOUT, -ECONNRESET (DISCONNECTED), -EHOSTUNREACH, or another -errno. */
 int hca_connect(hca_ep *ep, const struct hca_conn_params *p, uint64_t timeout_ns,

@@ -35,7 +35,8 @@ struct hca_backend_ops {
 	void (*listener_close)(hca_listener *l);
 
 	int (*ep_create)(hca_ep *ep, const char *addr);   /* active: resolve addr + route */
-	int (*ep_setup)(hca_ep *ep, const struct hca_qp_caps *caps);
+	/* caps in: what the protocol asks for; out: what the device granted (rxe: 2^k-1 >= asked) */
+	int (*ep_setup)(hca_ep *ep, struct hca_qp_caps *caps);
 	int (*connect)(hca_ep *ep, const struct hca_conn_params *p);  /* initiate only */
 	int (*accept)(hca_ep *ep, const struct hca_conn_params *p);
 	int (*reject)(hca_ep *ep);
@@ -60,6 +61,8 @@ struct hca_backend_ops {
 };
 
 extern const struct hca_backend_ops hca_model_ops;
+/* The model's granted work-queue depth for a request of n, as rxe: the smallest 2^k - 1 >= n. */
+uint32_t hca_model_granted_depth(uint32_t n);
 extern const struct hca_backend_ops hca_verbs_ops;
 
 /* Accessors for backends. */

@@ -560,12 +560,25 @@ static int model_ep_create(hca_ep *ep, const char *addr)
 	return 0;
 }
 
-static int model_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
+/* rxe's work-queue depth for a request of n: a ring of 2^k slots, one kept empty (rxe_queue_init
+ * rounds n + 1 up to a power of two), so the smallest 2^k - 1 >= n: 1023 for QEMU's 512, 3 for 3. */
+uint32_t hca_model_granted_depth(uint32_t n)
+{
+	uint32_t slots = 1;
+	while (slots < n + 1u)
+		slots <<= 1;
+	return slots - 1;
+}
+
+static int model_ep_setup(hca_ep *ep, struct hca_qp_caps *caps)
 {
 	struct model_ep *me = model_ep_of(ep);
 
-	if (!me || me->qp != QP_NONE || caps->max_send_wr == 0 || caps->max_recv_wr == 0)
+	if (!me || me->qp != QP_NONE || caps->max_send_wr == 0 || caps->max_recv_wr == 0 ||
+	    caps->max_send_wr > UINT32_MAX / 2 || caps->max_recv_wr > UINT32_MAX / 2)
 		return -EINVAL;
+	caps->max_send_wr = hca_model_granted_depth(caps->max_send_wr);
+	caps->max_recv_wr = hca_model_granted_depth(caps->max_recv_wr);
 	if (fixed_ring(&me->rq, sizeof(struct model_recv), caps->max_recv_wr) < 0 ||
 	    fixed_ring(&me->parked, sizeof(struct hca_send_wr), caps->max_send_wr) < 0 ||
 	    fixed_ring(&me->cq[HCA_CQ_SEND], sizeof(struct hca_wc), caps->max_send_wr) < 0 ||

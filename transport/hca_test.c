@@ -15,6 +15,7 @@
 
 #include "sim/evlog.h"
 #include "transport/hca.h"
+#include "transport/hca_backend.h"
 
 #define MIB (1024u * 1024u)
 #define BUF_BYTES (2u * MIB)
@@ -399,24 +400,27 @@ static void test_send_queue_depth(void **state)
 	struct hca_wc wc;
 	(void)state;
 
+	/* asked for 4: granted 7, as rxe (the smallest 2^k-1 >= 4) */
 	pair_open(&p, NULL, NULL, 4, 2);
-	for (uint64_t i = 0; i < 4; i++) {
+	assert_int_equal(hca_ep_caps(p.src)->max_send_wr, 7);
+	assert_int_equal(hca_ep_caps(p.src)->max_recv_wr, 3);
+	for (uint64_t i = 0; i < 7; i++) {
 		struct hca_send_wr wr = write_wr(&p, i, i * 4096, 4096);
 		assert_int_equal(hca_post_send(p.src, &wr), 0);
 	}
-	struct hca_send_wr extra = write_wr(&p, 4, 0, 4096);
+	struct hca_send_wr extra = write_wr(&p, 7, 0, 4096);
 	assert_int_equal(hca_post_send(p.src, &extra), -ENOMEM);
 	/* completions that are due but not polled still occupy the queue */
 	hca_sleep(p.w, VCLOCK_NS_PER_MS);
 	assert_int_equal(hca_post_send(p.src, &extra), -ENOMEM);
-	assert_int_equal(hca_ep_send_outstanding(p.src), 4);
+	assert_int_equal(hca_ep_send_outstanding(p.src), 7);
 	assert_int_equal(hca_poll(p.src, HCA_CQ_SEND, &wc), 1);
 	assert_int_equal(wc.wr_id, 0);
 	assert_int_equal(hca_post_send(p.src, &extra), 0);
 	assert_int_equal(hca_post_send(p.src, &extra), -ENOMEM);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 7; i++)
 		assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
-	assert_int_equal(wc.wr_id, 4);
+	assert_int_equal(wc.wr_id, 7);
 	pair_close(&p);
 }
 
@@ -426,18 +430,61 @@ static void test_recv_queue_depth(void **state)
 	struct hca_wc wc;
 	(void)state;
 
-	pair_open(&p, NULL, NULL, 4, 2);
+	pair_open(&p, NULL, NULL, 4, 2);      /* recv: asked 2, granted 3 */
 	uint64_t base = (uint64_t)(uintptr_t)p.sbuf;
 	assert_int_equal(hca_post_recv(p.src, 1, base, 64, hca_mr_lkey(p.smr)), 0);
 	assert_int_equal(hca_post_recv(p.src, 2, base + 64, 64, hca_mr_lkey(p.smr)), 0);
-	assert_int_equal(hca_post_recv(p.src, 3, base + 128, 64, hca_mr_lkey(p.smr)), -ENOMEM);
+	assert_int_equal(hca_post_recv(p.src, 3, base + 128, 64, hca_mr_lkey(p.smr)), 0);
+	assert_int_equal(hca_post_recv(p.src, 4, base + 192, 64, hca_mr_lkey(p.smr)), -ENOMEM);
 	/* a flushed RECV frees its slot once polled */
 	assert_int_equal(hca_qp_to_error(p.src), 0);
-	assert_int_equal(hca_post_recv(p.src, 3, base + 128, 64, hca_mr_lkey(p.smr)), -ENOMEM);
+	assert_int_equal(hca_post_recv(p.src, 4, base + 192, 64, hca_mr_lkey(p.smr)), -ENOMEM);
 	assert_int_equal(hca_poll(p.src, HCA_CQ_RECV, &wc), 1);
 	assert_int_equal(wc.status, HCA_WC_WR_FLUSH_ERR);
-	assert_int_equal(hca_post_recv(p.src, 3, base + 128, 64, hca_mr_lkey(p.smr)), 0);
+	assert_int_equal(hca_post_recv(p.src, 4, base + 192, 64, hca_mr_lkey(p.smr)), 0);
 	pair_close(&p);
+}
+
+/* A source chunk MR as QEMU registers it (access 0): the peer's RDMA WRITE into it fails with
+ * REM_ACCESS_ERR, while the source's own WRITE from it (a local read) goes through. */
+static void test_access_0_mr_refuses_remote_write(void **state)
+{
+	struct pair p;
+	struct hca_wc wc;
+	hca_mr *src0;
+	(void)state;
+
+	pair_open(&p, NULL, NULL, 4, 2);
+	assert_int_equal(hca_reg_mr(p.src, (uint64_t)(uintptr_t)p.sbuf + 8192, 4096, 0, &src0), 0);
+	struct hca_send_wr own = write_wr(&p, 1, 8192, 4096);
+	own.lkey = hca_mr_lkey(src0);
+	assert_int_equal(hca_post_send(p.src, &own), 0);
+	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.status, HCA_WC_SUCCESS);
+	struct hca_send_wr into = { .wr_id = 2, .opcode = HCA_WR_RDMA_WRITE,
+				    .local_addr = (uint64_t)(uintptr_t)p.dbuf, .length = 4096,
+				    .lkey = hca_mr_lkey(p.dmr),
+				    .remote_addr = (uint64_t)(uintptr_t)p.sbuf + 8192,
+				    .rkey = hca_mr_rkey(src0), .signaled = true };
+	assert_int_equal(hca_post_send(p.dst, &into), 0);
+	assert_int_equal(hca_wait(p.dst, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, HCA_WC_REM_ACCESS_ERR);
+	assert_int_equal(hca_dereg_mr(src0), 0);
+	pair_close(&p);
+}
+
+/* The model grants what rxe grants: the smallest 2^k - 1 >= the request. */
+static void test_model_granted_depth(void **state)
+{
+	(void)state;
+	assert_int_equal(hca_model_granted_depth(1), 1);
+	assert_int_equal(hca_model_granted_depth(3), 3);
+	assert_int_equal(hca_model_granted_depth(4), 7);
+	assert_int_equal(hca_model_granted_depth(511), 511);
+	assert_int_equal(hca_model_granted_depth(512), 1023);
+	assert_int_equal(hca_model_granted_depth(1023), 1023);
+	assert_int_equal(hca_model_granted_depth(1024), 2047);
 }
 
 static void test_bad_arguments(void **state)
@@ -464,6 +511,7 @@ static void test_bad_arguments(void **state)
 	hca_ep_destroy(ep);
 	pair_close(&p);
 }
+
 
 /* ---- accounting and names ----------------------------------------------------------------- */
 
@@ -967,6 +1015,8 @@ int main(void)
 		cmocka_unit_test(test_world_wait),
 		cmocka_unit_test(test_send_queue_depth),
 		cmocka_unit_test(test_recv_queue_depth),
+		cmocka_unit_test(test_model_granted_depth),
+		cmocka_unit_test(test_access_0_mr_refuses_remote_write),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_live_objects),
 		cmocka_unit_test(test_names),

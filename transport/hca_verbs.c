@@ -586,7 +586,7 @@ static int verbs_caps_check(const struct hca_qp_caps *c)
 }
 
 /* PD, two CQs (+ channels), RC QP. On failure nothing of it is left. */
-static int verbs_ep_setup_qp(struct verbs_ep *e, const struct hca_qp_caps *caps)
+static int verbs_ep_setup_qp(struct verbs_ep *e, struct hca_qp_caps *caps)
 {
 	struct ibv_context *ctx = e->id ? e->id->verbs : NULL;
 	struct ibv_qp_init_attr a;
@@ -621,6 +621,9 @@ static int verbs_ep_setup_qp(struct verbs_ep *e, const struct hca_qp_caps *caps)
 		goto out;
 	}
 	e->qp = e->id->qp;
+	/* ibv_create_qp wrote the granted capacities back (rxe: 1023 for 512) */
+	caps->max_send_wr = a.cap.max_send_wr > caps->max_send_wr ? a.cap.max_send_wr : caps->max_send_wr;
+	caps->max_recv_wr = a.cap.max_recv_wr > caps->max_recv_wr ? a.cap.max_recv_wr : caps->max_recv_wr;
 	rc = 0;
 out:
 	if (rc < 0)
@@ -971,7 +974,7 @@ out:
 	return 0;
 }
 
-static int verbs_ep_setup(hca_ep *ep, const struct hca_qp_caps *caps)
+static int verbs_ep_setup(hca_ep *ep, struct hca_qp_caps *caps)
 {
 	struct verbs_ep *e = hca_ep_priv(ep);
 

@@ -66,6 +66,7 @@ static struct {
 	int reject_rc, disconnects, sends_posted, post_send_rc, post_recv_rc, query_rc;
 	int poll_rc;			/* fake_poll returns this when the script is done */
 	int modify_rc;
+	bool grant_like_rxe;		/* rdma_create_qp writes back rxe's 2^k-1 depths */
 } fk;
 
 /* Set by the SIGALRM handler: the silent resolution's event is raised now. */
@@ -228,6 +229,10 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 	id->qp = calloc(1, sizeof(*id->qp));
 	id->qp->context = pd->context;
 	fk.qps++;
+	if (fk.grant_like_rxe) {	/* ibv_create_qp writes the actual capacities back */
+		a->cap.max_send_wr = hca_model_granted_depth(a->cap.max_send_wr);
+		a->cap.max_recv_wr = hca_model_granted_depth(a->cap.max_recv_wr);
+	}
 	return 0;
 }
 
@@ -574,6 +579,13 @@ static const struct hca_qp_caps qemu_caps = {
 	.cq_entries = 1536,
 };
 
+/* verbs_ep_setup_qp on a copy of c (it writes the granted capacities back) */
+static int setup_qp(struct verbs_ep *e, const struct hca_qp_caps *c)
+{
+	struct hca_qp_caps g = *c;
+	return verbs_ep_setup_qp(e, &g);
+}
+
 /* ---- addresses ------------------------------------------------------------------------ */
 
 static void check_ip(const struct sockaddr_storage *ss, int family, const char *ip,
@@ -872,7 +884,7 @@ static int setup_fail_each_call(struct fixture *f, int expect_calls)
 		fk.calls = 0;
 		fk.fail_at = n;
 		fk.fail_errno = ENOMEM;
-		rc = verbs_ep_setup_qp(f->e, &qemu_caps);
+		rc = setup_qp(f->e, &qemu_caps);
 		if (n > expect_calls) {
 			assert_int_equal(rc, 0);
 			assert_int_equal(fk.calls, expect_calls);
@@ -901,7 +913,7 @@ static void test_setup_fail_each_call(void **state)
 	assert_int_equal(fk.qps, 1);
 	assert_ptr_equal(f->e->qp, f->id.qp);
 	/* set up twice: refused, nothing leaks */
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EINVAL);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), -EINVAL);
 	verbs_ep_teardown_qp(f->e);
 	assert_int_equal(fake_live(), 0);
 }
@@ -922,7 +934,7 @@ static void test_create_cq_failure_frees_pd(void **state)
 
 	fk.fail_at = 3;	/* pd, channel, then the first ibv_create_cq */
 	fk.fail_errno = EINVAL;
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EINVAL);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), -EINVAL);
 	assert_int_equal(fk.pds, 0);
 	assert_int_equal(fk.chans, 0);
 }
@@ -938,8 +950,28 @@ static void test_setup_rejects_bad_caps(void **state)
 	c.max_recv_wr = 0;
 	assert_int_equal(verbs_ep_setup_qp(f->e, &c), -EINVAL);
 	f->id.verbs = NULL;	/* address never resolved */
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EINVAL);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), -EINVAL);
 	assert_int_equal(fk.calls, 0);
+}
+
+/* The granted capacities are read back from rdma_create_qp: rxe grants 1023 for QEMU's 512,
+ * and that is the depth the front end then allows (issue 12). */
+static void test_setup_reads_granted_caps(void **state)
+{
+	struct fixture *f = *state;
+	struct hca_qp_caps c = qemu_caps;
+
+	fk.grant_like_rxe = true;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), 0);
+	assert_int_equal(c.max_send_wr, 1023);
+	assert_int_equal(c.max_recv_wr, 3);
+	verbs_ep_teardown_qp(f->e);
+	fk.grant_like_rxe = false;
+	c = qemu_caps;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), 0);	/* a device that grants what was asked */
+	assert_int_equal(c.max_send_wr, 512);
+	verbs_ep_teardown_qp(f->e);
+	assert_int_equal(fake_live(), 0);
 }
 
 static void test_rearm_acks_cq_events(void **state)
@@ -947,7 +979,7 @@ static void test_rearm_acks_cq_events(void **state)
 	struct fixture *f = *state;
 	struct fake_chan *send, *recv;
 
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), 0);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), 0);
 	send = (struct fake_chan *)f->e->cq[HCA_CQ_SEND].ch;
 	recv = (struct fake_chan *)f->e->cq[HCA_CQ_RECV].ch;
 	send->pending = 3;
@@ -968,7 +1000,7 @@ static void test_recv_on_err_qp_is_flushed(void **state)
 {
 	struct fixture *f = *state;
 
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), 0);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), 0);
 	/* healthy QP: one query, no modify */
 	assert_int_equal(verbs_recv_post(f->e, 1, 0x1000, 64, 7), 0);
 	assert_int_equal(fk.queries, 1);
@@ -991,7 +1023,7 @@ static void test_poll_keeps_order_through_stash(void **state)
 	struct fixture *f = *state;
 	struct hca_wc wc;
 
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), 0);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), 0);
 	fk.script[0] = (struct ibv_wc){ .wr_id = 1, .opcode = IBV_WC_RDMA_WRITE };
 	fk.script[1] = (struct ibv_wc){ .wr_id = 2, .opcode = IBV_WC_SEND };
 	fk.script_n = 2;
@@ -1191,7 +1223,7 @@ static void test_caps_each_limit(void **state)
 	assert_int_equal(fake_live(), 0);
 	/* an endpoint with no rdma_cm id yet */
 	f->e->id = NULL;
-	assert_int_equal(verbs_ep_setup_qp(f->e, &ok), -EINVAL);
+	assert_int_equal(setup_qp(f->e, &ok), -EINVAL);
 	f->e->id = &f->id;
 	c = ok, c.cq_entries = (uint32_t)INT32_MAX;
 	assert_int_equal(verbs_ep_setup_qp(f->e, &c), 0);
@@ -1205,17 +1237,17 @@ static void test_failures_without_errno(void **state)
 
 	fk.fail_at = 4;	/* pd, channel, cq, then the first ibv_req_notify_cq */
 	fk.fail_errno = -1;
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EIO);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), -EIO);
 	assert_int_equal(fake_live(), 0);
 	fk.calls = 0;
 	fk.fail_at = 1;
 	fk.fail_errno = 0;
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EIO);	/* ibv_alloc_pd */
+	assert_int_equal(setup_qp(f->e, &qemu_caps), -EIO);	/* ibv_alloc_pd */
 	assert_int_equal(fake_live(), 0);
 	/* a completion channel whose fd cannot be made nonblocking */
 	fk.fail_at = 0;
 	fk.comp_bad_fd = true;
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), -EBADF);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), -EBADF);
 	assert_int_equal(fake_live(), 0);
 }
 
@@ -1240,7 +1272,7 @@ static void test_recv_post_errors(void **state)
 {
 	struct fixture *f = *state;
 
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), 0);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), 0);
 	fk.post_recv_rc = ENOMEM;	/* receive queue full */
 	assert_int_equal(verbs_recv_post(f->e, 1, 0x1000, 64, 7), -ENOMEM);
 	fk.post_recv_rc = -1;
@@ -1264,7 +1296,7 @@ static void test_cq_limits(void **state)
 	struct fake_chan *ch;
 	struct hca_wc wc;
 
-	assert_int_equal(verbs_ep_setup_qp(f->e, &qemu_caps), 0);
+	assert_int_equal(setup_qp(f->e, &qemu_caps), 0);
 	q = &f->e->cq[HCA_CQ_SEND];
 	ch = (struct fake_chan *)q->ch;
 	ch->pending = VERBS_CQ_EVENTS_MAX + 10;
@@ -1620,7 +1652,8 @@ static void test_endpoint_states_refused(void **state)
 	/* torn down behind the front end's back: every operation refuses */
 	o->ep_destroy(bare);
 	assert_null(hca_ep_priv(bare));
-	assert_int_equal(o->ep_setup(bare, &flow_caps), -EINVAL);
+	struct hca_qp_caps fc = flow_caps;
+	assert_int_equal(o->ep_setup(bare, &fc), -EINVAL);
 	assert_int_equal(o->connect(bare, &flow_cp), -EINVAL);
 	assert_int_equal(o->accept(bare, &flow_ap), -EINVAL);
 	assert_int_equal(o->reject(bare), -EINVAL);
@@ -1867,6 +1900,7 @@ int main(void)
 						fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_setup_rejects_bad_caps, fixture_setup,
 						fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_setup_reads_granted_caps, fixture_setup, fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_rearm_acks_cq_events, fixture_setup,
 						fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_on_err_qp_is_flushed, fixture_setup,

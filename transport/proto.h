@@ -5,7 +5,8 @@
  * merges dirty pages into RDMA WRITEs of at most min(chunk, 2 MiB) that never cross one of
  * its chunks, registers chunks on demand (REGISTER REQUEST/RESULT, a per-source-chunk rkey
  * cache), elides all-zero buffers of unregistered chunks with COMPRESS, keeps at most one
- * write in flight per chunk and 512 overall, and drains + sends REGISTER FINISHED at the
+ * write in flight per chunk and at most the granted send-queue depth overall (rxe: 1023 for
+ * QEMU's 512), polls its recv CQ between pages as QEMU does, and drains + sends REGISTER FINISHED at the
  * end of every round. The destination is reactive (proto_dst_progress): it answers READY,
  * parses the migration stream, registers chunks with *its own* chunk size, and verifies
  * its memory against the digests the source sends before EOF.

@@ -98,18 +98,11 @@ int ctl_decode(struct ctl *c, enum wire_slot slot, uint32_t byte_len, uint32_t w
 	if (byte_len < WIRE_HDR_BYTES || wire_hdr_decode(c->buf[slot], byte_len, h) < 0)
 		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "control message of %u bytes is shorter than its header",
 				 byte_len);
-	if (h->len > WIRE_CONTROL_MAX_DATA)
-		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "too long length: %u", h->len);
-	if (WIRE_HDR_BYTES + h->len != byte_len)
-		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "Malformed length: %u byte_len %u", h->len, byte_len);
-	if (h->repeat > WIRE_MAX_REPEAT)
-		return cause_set(cx, CAUSE_TOO_MANY_REQUESTS,
-				 "rdma: Too many requests in this message (%u).Bailing.", h->repeat);
-	if (h->type < WIRE_TYPE_COUNT)
+	bool len_ok = h->len <= WIRE_CONTROL_MAX_DATA && WIRE_HDR_BYTES + h->len == byte_len;
+	if (len_ok && h->type < WIRE_TYPE_COUNT)     /* a message whose length is refused is not counted */
 		c->stats->msgs_recv[h->type]++;
-	if (h->type == WIRE_ERROR && want == WIRE_NONE)
-		return cause_set(cx, CAUSE_PEER_ERROR, "the peer sent an ERROR (1) control message, length: %u", h->len);
-	if (h->type == WIRE_ERROR && want != WIRE_ERROR)
+	/* QEMU's qemu_rdma_exchange_get_response: the type first, then the length */
+	if (want != WIRE_NONE && h->type != want && h->type == WIRE_ERROR)
 		return cause_set(cx, CAUSE_PEER_ERROR,
 				 "Was expecting a %s (%u) control message, but got: ERROR (1), length: %u",
 				 wire_type_name(want), want, h->len);
@@ -117,6 +110,18 @@ int ctl_decode(struct ctl *c, enum wire_slot slot, uint32_t byte_len, uint32_t w
 		return cause_set(cx, CAUSE_UNEXPECTED_MESSAGE,
 				 "Was expecting a %s (%u) control message, but got: %s (%u), length: %u",
 				 wire_type_name(want), want, wire_type_name(h->type), h->type, h->len);
+	if (h->len > WIRE_CONTROL_MAX_DATA)
+		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "too long length: %u", h->len);
+	if (WIRE_HDR_BYTES + h->len != byte_len)
+		return cause_set(cx, CAUSE_MESSAGE_MALFORMED, "Malformed length: %u byte_len %u", h->len, byte_len);
+	return 0;
+}
+
+int ctl_check_repeat(const struct wire_hdr *h, struct cause_ctx *cx)
+{
+	if (h->repeat > WIRE_MAX_REPEAT)
+		return cause_set(cx, CAUSE_TOO_MANY_REQUESTS,
+				 "rdma: Too many requests in this message (%u).Bailing.", h->repeat);
 	return 0;
 }
 

@@ -279,10 +279,12 @@ static void pinned(proto_dst *d, uint64_t bytes)
 		d->st.pinned_peak_bytes = d->st.pinned_bytes;
 }
 
-static int send_response(proto_dst *d, uint32_t type, const void *data, uint32_t len)
+/* repeat as QEMU's rdma_registration_handle sets it: 1 for RAM BLOCKS RESULT, the request's
+ * repeat for REGISTER RESULT and UNREGISTER FINISHED. */
+static int send_response(proto_dst *d, uint32_t type, uint32_t repeat, const void *data, uint32_t len)
 {
 	evlog_emit(ev(d), DST_LOG, "ctl_send", "type=%s len=%u", wire_type_token(type), len);
-	int rc = ctl_post_send(&d->ctl, type, 1, data, len, &d->cx);
+	int rc = ctl_post_send(&d->ctl, type, repeat, data, len, &d->cx);
 	if (rc)
 		return noted(d, rc);
 	d->phase = D_RESP_SENT;
@@ -317,7 +319,7 @@ static int on_ram_blocks_request(proto_dst *d)
 		wire_dest_block_encode(&wb, out + n * WIRE_DEST_BLOCK_BYTES, WIRE_DEST_BLOCK_BYTES);
 		n++;
 	}
-	return send_response(d, WIRE_RAM_BLOCKS_RESULT, out, (uint32_t)(n * WIRE_DEST_BLOCK_BYTES));
+	return send_response(d, WIRE_RAM_BLOCKS_RESULT, 1, out, (uint32_t)(n * WIRE_DEST_BLOCK_BYTES));
 }
 
 /* One REGISTER REQUEST entry -> one result entry. */
@@ -370,7 +372,7 @@ static int on_register_request(proto_dst *d, const struct wire_hdr *h)
 			return rc;
 		wire_register_result_encode(&res, out + i * WIRE_REGISTER_RESULT_BYTES, WIRE_REGISTER_RESULT_BYTES);
 	}
-	return send_response(d, WIRE_REGISTER_RESULT, out, h->repeat * WIRE_REGISTER_RESULT_BYTES);
+	return send_response(d, WIRE_REGISTER_RESULT, h->repeat, out, h->repeat * WIRE_REGISTER_RESULT_BYTES);
 }
 
 static int on_compress(proto_dst *d, const struct wire_hdr *h)
@@ -412,7 +414,7 @@ static int on_unregister_request(proto_dst *d, const struct wire_hdr *h)
 		hca_dereg_mr(db->chunk_mr[r.key]);
 		db->chunk_mr[r.key] = NULL;
 	}
-	return send_response(d, WIRE_UNREGISTER_FINISHED, NULL, 0);
+	return send_response(d, WIRE_UNREGISTER_FINISHED, h->repeat, NULL, 0);
 }
 
 static int on_registration_msg(proto_dst *d, const struct wire_hdr *h)
@@ -429,6 +431,8 @@ static int on_registration_msg(proto_dst *d, const struct wire_hdr *h)
 	case WIRE_REGISTER_FINISHED:
 		d->registering = false;
 		return 0;
+	case WIRE_REGISTER_RESULT:
+		return fail(d, CAUSE_UNEXPECTED_MESSAGE, "Invalid RESULT message at dest.");
 	default:
 		return fail(d, CAUSE_UNEXPECTED_MESSAGE, "Unknown control message %s", wire_type_name(h->type));
 	}
@@ -528,7 +532,48 @@ static int run_stream(proto_dst *d)
 	return 0;
 }
 
-/* A message arrived in slot 0. */
+/* One message of a registration round (rdma_registration_handle): its RECV is re-posted
+ * already; every message's repeat is checked, then it is dispatched. */
+static int on_registration_step(proto_dst *d, const struct wire_hdr *h)
+{
+	int rc = ctl_check_repeat(h, &d->cx);
+	if (rc)
+		return noted(d, rc);
+	if (h->type == WIRE_ERROR)   /* QEMU answers with an ERROR of its own: received_error stays false */
+		return fail(d, CAUSE_PEER_ERROR, "Unknown control message %s (the source sent ERROR during a "
+			    "registration round)", wire_type_name(h->type));
+	rc = on_registration_msg(d, h);
+	if (rc < 0)
+		return rc;
+	if (d->phase == D_WAIT_MSG)
+		d->phase = D_NEED_MSG;
+	return d->registering ? 1 : run_stream(d);
+}
+
+/* A QEMU FILE message outside a registration round: its bytes go to the stream parser. */
+static int on_stream_msg(proto_dst *d, const struct wire_hdr *h)
+{
+	const void *bytes = ctl_data(&d->ctl, WIRE_SLOT_READY);
+	size_t n = h->len;
+	int rc;
+	if (d->o.stream_filter) {
+		d->filtered.len = 0;
+		if ((rc = d->o.stream_filter(d->o.stream_filter_arg, bytes, n, &d->filtered, &d->cx)))
+			return noted(d, rc);
+		bytes = d->filtered.data;
+		n = d->filtered.len;
+	}
+	if (n && (rc = stream_parser_feed(d->sp, bytes, n)))
+		return fail(d, CAUSE_RESOURCE_EXHAUSTED, "stream buffer: %s", strerror(-rc));
+	d->st.file_bytes += h->len;
+	d->phase = D_NEED_MSG;
+	return run_stream(d);
+}
+
+/* A message arrived in slot 0 (qemu_rdma_exchange_recv): decoded (any type inside a
+ * registration round, QEMU FILE outside one), its RECV re-posted at once, then handled. The
+ * slot's buffer is not overwritten before the next READY, so handling it after the re-post
+ * is safe. */
 static int on_message(proto_dst *d, const struct hca_wc *wc)
 {
 	struct wire_hdr h;
@@ -539,37 +584,10 @@ static int on_message(proto_dst *d, const struct hca_wc *wc)
 	if (rc)
 		return noted(d, rc);
 	evlog_emit(ev(d), DST_LOG, "ctl_recv", "type=%s len=%u", wire_type_token(h.type), h.len);
-	if (h.type == WIRE_ERROR) {
-		d->received_error = true;
-		return fail(d, CAUSE_PEER_ERROR, "the source sent ERROR");
-	}
-	d->phase = D_WAIT_MSG;   /* handling; the next READY is decided below */
-	if (d->registering) {
-		rc = on_registration_msg(d, &h);
-		if (rc < 0)
-			return rc;
-		if ((rc = ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx)))
-			return noted(d, rc);
-		if (d->phase == D_WAIT_MSG)
-			d->phase = D_NEED_MSG;
-		return d->registering ? 1 : run_stream(d);
-	}
-	const void *bytes = ctl_data(&d->ctl, WIRE_SLOT_READY);
-	size_t n = h.len;
-	if (d->o.stream_filter) {
-		d->filtered.len = 0;
-		if ((rc = d->o.stream_filter(d->o.stream_filter_arg, bytes, n, &d->filtered, &d->cx)))
-			return noted(d, rc);
-		bytes = d->filtered.data;
-		n = d->filtered.len;
-	}
-	if (n && (rc = stream_parser_feed(d->sp, bytes, n)))
-		return fail(d, CAUSE_RESOURCE_EXHAUSTED, "stream buffer: %s", strerror(-rc));
-	d->st.file_bytes += h.len;
 	if ((rc = ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx)))
 		return noted(d, rc);
-	d->phase = D_NEED_MSG;
-	return run_stream(d);
+	d->phase = D_WAIT_MSG;   /* handling; the next READY is decided below */
+	return d->registering ? on_registration_step(d, &h) : on_stream_msg(d, &h);
 }
 
 /* ---- the reactive loop ------------------------------------------------------------------- */

@@ -600,7 +600,7 @@ static void test_bad_unregister_requests(void **state)
 static void test_unknown_registration_messages(void **state)
 {
 	(void)state;
-	static const uint32_t types[] = { WIRE_READY, WIRE_REGISTER_RESULT, WIRE_RAM_BLOCKS_RESULT, WIRE_NONE };
+	static const uint32_t types[] = { WIRE_READY, WIRE_RAM_BLOCKS_RESULT, WIRE_NONE, WIRE_QEMU_FILE };
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		struct rig r;
 		rig_open(&r, false);
@@ -612,6 +612,65 @@ static void test_unknown_registration_messages(void **state)
 		assert_dst(&r, PROTO_DST_FAILED, CAUSE_UNEXPECTED_MESSAGE, want);
 		rig_close(&r);
 	}
+}
+
+/* Inside a registration round, as QEMU's rdma_registration_handle: a REGISTER RESULT is "Invalid
+ * RESULT message at dest."; an ERROR is an unknown control message, answered by an ERROR of the
+ * destination's own (issue 12: migbed did not answer); every message's repeat is checked
+ * (TOO_MANY_REQUESTS), a QEMU FILE outside the round is not. */
+static void test_registration_round_like_qemu(void **state)
+{
+	(void)state;
+	struct rig r;
+	/* a QEMU FILE with a garbage repeat (a QEMU <= 8.1 source's stack bytes) is accepted; a
+	 * REGISTER RESULT echoes the request's repeat, UNREGISTER FINISHED too (QEMU's handler) */
+	rig_open(&r, false);
+	rs_connect(&r, false);
+	struct stream_buf b = { 0 };
+	s_header(&b, both, 2);
+	stream_put_be64(&b, STREAM_FLAG_HOOK);
+	assert_int_equal(rs_xchg(&r, WIRE_QEMU_FILE, 0xdeadbeef, b.data, (uint32_t)b.len, 0, NULL), 0);
+	stream_buf_free(&b);
+	quiet(&r);
+	assert_int_equal(proto_dst_state(r.d), PROTO_DST_RUNNING);
+	struct wire_register q[2] = { { .key = PC_RAM_OFFSET, .current_index = 0 },
+				      { .key = PC_RAM_OFFSET + 3 * MIB, .current_index = 0 } };
+	uint8_t buf[2 * WIRE_REGISTER_BYTES];
+	for (int i = 0; i < 2; i++)
+		wire_register_encode(&q[i], buf + i * WIRE_REGISTER_BYTES, WIRE_REGISTER_BYTES);
+	struct wire_hdr h;
+	assert_int_equal(rs_xchg(&r, WIRE_REGISTER_REQUEST, 2, buf, sizeof buf, WIRE_REGISTER_RESULT, &h), 0);
+	assert_int_equal(h.repeat, 2);
+	assert_int_equal(h.len, 2 * WIRE_REGISTER_RESULT_BYTES);
+	struct wire_register u = { .key = 0, .current_index = 0 };
+	wire_register_encode(&u, buf, WIRE_REGISTER_BYTES);
+	assert_int_equal(rs_xchg(&r, WIRE_UNREGISTER_REQUEST, 1, buf, WIRE_REGISTER_BYTES, WIRE_UNREGISTER_FINISHED,
+				 &h), 0);
+	assert_int_equal(h.repeat, 1);
+	assert_int_equal(proto_dst_state(r.d), PROTO_DST_RUNNING);
+	rig_close(&r);
+
+	rig_open(&r, false);
+	rs_registering(&r, false);
+	assert_int_equal(rs_xchg(&r, WIRE_REGISTER_RESULT, 1, NULL, 0, 0, NULL), 0);
+	settle(&r);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_UNEXPECTED_MESSAGE, "Invalid RESULT message at dest.");
+	rig_close(&r);
+
+	rig_open(&r, false);
+	rs_registering(&r, false);
+	assert_int_equal(rs_xchg(&r, WIRE_ERROR, 1, NULL, 0, 0, NULL), 0);
+	settle(&r);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_PEER_ERROR, "Unknown control message ERROR");
+	assert_int_equal(evlog_count_event(r.ev, "send_error"), 1);     /* the destination answered */
+	rig_close(&r);
+
+	rig_open(&r, false);
+	rs_registering(&r, false);
+	assert_int_equal(rs_xchg(&r, WIRE_REGISTER_FINISHED, WIRE_MAX_REPEAT + 1, NULL, 0, 0, NULL), 0);
+	settle(&r);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_TOO_MANY_REQUESTS, "Too many requests in this message (4097)");
+	rig_close(&r);
 }
 
 /* Pin-all: RAM BLOCKS twice registers each block once; a refused block registration. */
@@ -1106,6 +1165,7 @@ int main(void)
 		cmocka_unit_test(test_bad_compress),
 		cmocka_unit_test(test_bad_unregister_requests),
 		cmocka_unit_test(test_unknown_registration_messages),
+		cmocka_unit_test(test_registration_round_like_qemu),
 		cmocka_unit_test(test_pin_all_ram_blocks),
 		cmocka_unit_test(test_post_failures_after_a_message),
 		cmocka_unit_test(test_block_lists_that_do_not_fit),

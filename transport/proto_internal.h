@@ -29,11 +29,16 @@ int ctl_post_recv(struct ctl *c, enum wire_slot slot, struct cause_ctx *cx);
 int ctl_post_send(struct ctl *c, uint32_t type, uint32_t repeat, const void *data,
 		  uint32_t len, struct cause_ctx *cx);
 /* Validate a received message in slot (byte_len from the completion) and decode its
- * header: checks len <= 512 KiB - 16, 16 + len == byte_len, repeat <= 4096. An ERROR
- * message gives -CAUSE_PEER_ERROR; a type other than `want` (WIRE_NONE = any) gives
- * -CAUSE_UNEXPECTED_MESSAGE, with QEMU's wording in the detail. */
+ * header, in QEMU's order (qemu_rdma_exchange_get_response): the type first (want: the
+ * type expected, WIRE_NONE = any, ERROR included), then len <= 512 KiB - 16, then
+ * 16 + len == byte_len. An ERROR where another type is wanted gives -CAUSE_PEER_ERROR, any
+ * other type -CAUSE_UNEXPECTED_MESSAGE, with QEMU's wording in the detail. `repeat` is not
+ * looked at: QEMU checks it only inside a registration round (ctl_check_repeat). */
 int ctl_decode(struct ctl *c, enum wire_slot slot, uint32_t byte_len, uint32_t want,
 	       struct wire_hdr *h, struct cause_ctx *cx);
+/* The destination's check of every message of a registration round (rdma_registration_handle):
+ * repeat <= 4096, else -CAUSE_TOO_MANY_REQUESTS with QEMU's text. */
+int ctl_check_repeat(const struct wire_hdr *h, struct cause_ctx *cx);
 /* Map a failed completion's status to a cause: REM_ACCESS_ERR, RNR, RETRY get their own
  * rows, anything else `fallback`. */
 int ctl_status_cause(int status, int fallback);

@@ -176,8 +176,11 @@ static void send_error(proto_src *s)
 	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "send_error", "cause=%s", cause_name(s->cx.cause));
 	if (ctl_post_send(&s->ctl, WIRE_ERROR, 1, NULL, 0, &tmp) != 0)
 		return;
+	/* every send WR still in the queue completes before ours (RC completes in posting order):
+	 * at most the granted send-queue depth, ours included */
+	uint32_t bound = hca_ep_send_outstanding(s->ep);
 	struct hca_wc wc;
-	for (uint32_t i = 0; i <= WIRE_SIGNALED_SEND_MAX + 1; i++) {   /* every write in flight, then ours */
+	for (uint32_t i = 0; i < bound; i++) {
 		int rc = hca_wait(s->ep, HCA_CQ_SEND, s->o.wait_timeout_ns / 10, &wc);
 		if (rc <= 0 || wc.wr_id == WIRE_WRID_SEND_CONTROL)
 			return;
@@ -238,9 +241,51 @@ static int on_send_wc(proto_src *s, const struct hca_wc *wc)
 	return 0;
 }
 
+static int own_send_failure(proto_src *s);
+
+/* One RECV completion seen between exchanges (QEMU's qemu_rdma_save_page polls the recv CQ
+ * after every page): the READY the next exchange would wait for is consumed here; a failed or
+ * flushed RECV fails the source now, not at its next control message. QEMU takes whatever
+ * arrives in the READY slot for READY, an ERROR included; migbed names the peer's ERROR
+ * (PEER_ERROR) instead (docs/protocol.md, 'Deliberate differences'). */
+static int on_recv_between(proto_src *s, const struct hca_wc *wc)
+{
+	int rc;
+	if (!CTL_WRID_IS_RECV(wc->wr_id))
+		return fail_wc(s, wc, CAUSE_INTERNAL, "recv completion with wr_id 0x%llx, which was never posted",
+			       (unsigned long long)wc->wr_id);
+	if (wc->status == HCA_WC_WR_FLUSH_ERR && (rc = own_send_failure(s)) != 0)
+		return rc;
+	if (wc->status != HCA_WC_SUCCESS)
+		return fail_wc(s, wc, ctl_status_cause(wc->status, CAUSE_CONTROL_RECV_ERROR),
+			       "rdma migration: polling error: recv completion status=%s (%s)",
+			       hca_wc_status_name(wc->status), hca_wc_status_str(wc->status));
+	if (!s->ready_expected || wc->wr_id != CTL_WRID_RECV(WIRE_SLOT_READY)) {
+		s->st.wrid_misses++;          /* nothing waits for it: dropped, as QEMU does */
+		return 0;
+	}
+	struct wire_hdr h;
+	rc = ctl_decode(&s->ctl, WIRE_SLOT_READY, wc->byte_len, WIRE_READY, &h, &s->cx);
+	if (rc == -CAUSE_PEER_ERROR)
+		s->received_error = true;
+	if (rc)
+		return noted(s, rc);
+	s->ready_expected = false;        /* the next exchange sends at once */
+	return 0;
+}
+
 int proto_src_poll(proto_src *s)
 {
 	struct hca_wc wc;
+	for (int i = 0; i < 8; i++) {     /* at most 3 RECVs are posted */
+		int rc = hca_poll(s->ep, HCA_CQ_RECV, &wc);
+		if (rc < 0)
+			return fail(s, CAUSE_INTERNAL, "ibv_poll_cq failed: %s", strerror(-rc));
+		if (rc == 0)
+			break;
+		if ((rc = on_recv_between(s, &wc)))
+			return rc;
+	}
 	for (int i = 0; i < 4096; i++) {
 		int rc = hca_poll(s->ep, HCA_CQ_SEND, &wc);
 		if (rc < 0)
@@ -299,7 +344,13 @@ static int wait_control_sent(proto_src *s, uint32_t type)
 {
 	char what[64];
 	snprintf(what, sizeof what, "the send completion of %s", wire_type_name(type));
-	for (uint32_t i = 0; i <= WIRE_SIGNALED_SEND_MAX + 1; i++) {
+	/* RC completes send WRs in posting order: every write in flight, then ours. The bound is
+	 * what is outstanding now (the writes + this SEND), not QEMU's requested 512: rxe grants
+	 * 1023 for it, and more than 512 writes can be in flight. */
+	uint64_t bound = hca_ep_send_outstanding(s->ep);   /* a dropped completion is not counted */
+	if (bound < s->outstanding + 1)
+		bound = s->outstanding + 1;
+	for (uint64_t i = 0; i < bound; i++) {
 		struct hca_wc wc;
 		int rc = wait_send_wc(s, &wc, what);
 		if (rc)
@@ -310,8 +361,8 @@ static int wait_control_sent(proto_src *s, uint32_t type)
 		if (wc.wr_id == WIRE_WRID_SEND_CONTROL)
 			return 0;
 	}
-	return fail(s, CAUSE_INTERNAL, "control send completion never came among %u completions",
-		    WIRE_SIGNALED_SEND_MAX + 1);
+	return fail(s, CAUSE_INTERNAL, "control send completion never came among %llu completions",
+		    (unsigned long long)bound);
 }
 
 /* Wait for the RECV of `slot` carrying `want`. Other RECV completions are dropped, as
@@ -515,7 +566,8 @@ int proto_src_flush(proto_src *s)
 		size_t n = send->len - off;
 		if (n > WIRE_QEMU_FILE_MAX)
 			n = WIRE_QEMU_FILE_MAX;
-		rc = exchange_send(s, WIRE_QEMU_FILE, 1, send->data + off, (uint32_t)n, 0, NULL, NULL);
+		/* repeat 0: QEMU >= 8.2 zeroes the header (<= 8.1 left it uninitialised) */
+		rc = exchange_send(s, WIRE_QEMU_FILE, 0, send->data + off, (uint32_t)n, 0, NULL, NULL);
 		if (rc)
 			return rc;
 		s->st.file_bytes += n;
@@ -547,8 +599,9 @@ static int wait_one_write(proto_src *s, const char *what)
 static int drain(proto_src *s)
 {
 	int rc = post_merged(s);
+	uint64_t bound = s->outstanding;   /* each wait consumes one of them */
 	for (uint64_t i = 0; !rc && s->outstanding > 0; i++) {
-		assert(i <= WIRE_SIGNALED_SEND_MAX * 4ull);
+		assert(i < bound);
 		rc = wait_one_write(s, "outstanding RDMA WRITE completions (drain)");
 	}
 	if (rc)
@@ -639,8 +692,9 @@ static int local_chunk_mr(proto_src *s, size_t b, uint64_t k)
 		return 0;
 	uint64_t start = wire_chunk_start(sb->addr, k, s->o.chunk_shift);
 	uint64_t end = wire_chunk_end(sb->addr, sb->length, k, s->o.chunk_shift);
-	int rc = hca_reg_mr(s->ep, start, end - start, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
-			    &sb->chunk_mr[k]);
+	/* QEMU's qemu_rdma_register_and_get_keys: the source grants access only to itself
+	 * (access 0: an RDMA WRITE only reads its local buffer); the peer cannot write here */
+	int rc = hca_reg_mr(s->ep, start, end - start, 0, &sb->chunk_mr[k]);
 	if (rc)
 		return fail(s, CAUSE_SOURCE_REG_FAILED, "cannot get lkey: block=%s chunk=%llu: %s",
 			    mem_block_name(s->m, b), (unsigned long long)k, strerror(-rc));
@@ -712,8 +766,9 @@ static int post_merged(proto_src *s)
 	struct merge m = s->mg;
 	s->mg.active = false;
 	struct src_block *sb = &s->blocks[m.block];
-	for (uint32_t i = 0; sb->transit[m.chunk]; i++) {
-		if (i > WIRE_SIGNALED_SEND_MAX * 2)
+	uint64_t bound = hca_ep_send_outstanding(s->ep);   /* each wait consumes one of them */
+	for (uint64_t i = 0; sb->transit[m.chunk]; i++) {
+		if (i >= bound)
 			return fail(s, CAUSE_INTERNAL, "transit bit of chunk %llu never cleared",
 				    (unsigned long long)m.chunk);
 		int rc = wait_one_write(s, "the previous write to the same chunk");
