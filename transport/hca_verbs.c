@@ -585,6 +585,13 @@ static int verbs_caps_check(const struct hca_qp_caps *c)
 	return 0;
 }
 
+/* The depth to enforce: what the device granted, at least what was asked, at most the CQ. */
+static uint32_t grant(uint32_t granted, uint32_t asked, uint32_t cq_entries)
+{
+	uint32_t g = granted > asked ? granted : asked;
+	return g < cq_entries ? g : cq_entries;
+}
+
 /* PD, two CQs (+ channels), RC QP. On failure nothing of it is left. */
 static int verbs_ep_setup_qp(struct verbs_ep *e, struct hca_qp_caps *caps)
 {
@@ -621,9 +628,10 @@ static int verbs_ep_setup_qp(struct verbs_ep *e, struct hca_qp_caps *caps)
 		goto out;
 	}
 	e->qp = e->id->qp;
-	/* ibv_create_qp wrote the granted capacities back (rxe: 1023 for 512) */
-	caps->max_send_wr = a.cap.max_send_wr > caps->max_send_wr ? a.cap.max_send_wr : caps->max_send_wr;
-	caps->max_recv_wr = a.cap.max_recv_wr > caps->max_recv_wr ? a.cap.max_recv_wr : caps->max_recv_wr;
+	/* ibv_create_qp wrote the granted capacities back (rxe: 1023 for 512). The front end lets
+	 * that many be outstanding, so never more than the CQs hold (a CQ overrun is fatal). */
+	caps->max_send_wr = grant(a.cap.max_send_wr, caps->max_send_wr, caps->cq_entries);
+	caps->max_recv_wr = grant(a.cap.max_recv_wr, caps->max_recv_wr, caps->cq_entries);
 	rc = 0;
 out:
 	if (rc < 0)

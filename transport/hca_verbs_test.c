@@ -971,6 +971,15 @@ static void test_setup_reads_granted_caps(void **state)
 	assert_int_equal(verbs_ep_setup_qp(f->e, &c), 0);	/* a device that grants what was asked */
 	assert_int_equal(c.max_send_wr, 512);
 	verbs_ep_teardown_qp(f->e);
+	/* a grant past the CQs' size is cut to it: more outstanding WRs would overrun the CQ */
+	fk.grant_like_rxe = true;
+	c = qemu_caps;
+	c.cq_entries = 600;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), 0);
+	assert_int_equal(c.max_send_wr, 600);
+	assert_int_equal(c.max_recv_wr, 3);
+	verbs_ep_teardown_qp(f->e);
+	fk.grant_like_rxe = false;
 	assert_int_equal(fake_live(), 0);
 }
 
