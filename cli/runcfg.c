@@ -730,25 +730,15 @@ static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *
 }
 
 /* torture --sites: every glob must match at least one fault site (a typo would otherwise
- * select nothing, or less than meant, and the sweep would pass). */
+ * select nothing, or less than meant, and the sweep would pass): run/torture.h's check, the
+ * one the sweep itself makes. */
+_Static_assert(sizeof(((struct opts_extra *)0)->sites) == TORTURE_SITES_MAX + 1, "--sites: the sweep's bound");
 static int set_sites(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
 {
-	char buf[sizeof o->x->sites];
-	int n = 0;
 	(void)x;
-	if (strlen(v) >= sizeof buf)
-		return diag_set(d, "%s: longer than %zu bytes", w, sizeof buf - 1);
-	memcpy(buf, v, strlen(v) + 1);
-	for (char *save = NULL, *g = strtok_r(buf, ",", &save); g; g = strtok_r(NULL, ",", &save), n++) {
-		bool hit = false;
-		for (int st = 0; st < FAULT_SITE_COUNT && !hit; st++)
-			hit = fnmatch(g, fault_site_name((enum fault_site)st), 0) == 0;
-		if (!hit)
-			return diag_set(d, "%s: '%s' matches no fault site (reg_mr, post_send.write, wc.*, msg.ready, "
-					   "...: see docs/faults.md)", w, g);
-	}
-	if (!n)
-		return diag_set(d, "%s: no site given", w);
+	(void)w;                       /* the check names the key: --sites */
+	if (torture_sites_check(v, d))
+		return -EINVAL;
 	memcpy(o->x->sites, v, strlen(v) + 1);
 	return 0;
 }
