@@ -81,6 +81,10 @@ uint64_t stream_digest(uint64_t h, const void *data, size_t len)
 
 /* ---- parser ------------------------------------------------------------------------------- */
 
+/* Internal: "state changed, parse on" -- stream_parser_next loops on it, so a run of records
+ * costs no stack (one recursion per record once let a hostile source overflow it). */
+#define EV_AGAIN ((enum stream_event)(STREAM_EV_ERROR + 1))
+
 enum pstate { PS_HEADER, PS_TOP, PS_RAM_START, PS_RAM_PART, PS_DONE, PS_ERROR };
 
 struct stream_parser {
@@ -196,7 +200,7 @@ static enum stream_event parse_flags(stream_parser *p)
 		if (w == STREAM_FLAG_EOS) {
 			p->pos += 8;
 			p->st = PS_TOP;
-			return stream_parser_next(p);
+			return EV_AGAIN;
 		}
 		if (w == STREAM_FLAG_HOOK && (p->st == PS_RAM_PART || p->blocks_seen)) {
 			p->pos += 8;
@@ -269,13 +273,13 @@ static enum stream_event parse_top(stream_parser *p)
 			return fail(p, at, "second RAM START record");
 		p->pos++;
 		p->st = PS_RAM_START;
-		return parse_flags(p);
+		return EV_AGAIN;
 	case STREAM_RAM_PART:
 		if (!p->blocks_seen)
 			return fail(p, at, "RAM PART before RAM START");
 		p->pos++;
 		p->st = PS_RAM_PART;
-		return parse_flags(p);
+		return EV_AGAIN;
 	case STREAM_DEVICE:
 		return parse_device(p);
 	case STREAM_VERIFY:
@@ -285,7 +289,7 @@ static enum stream_event parse_top(stream_parser *p)
 	}
 }
 
-enum stream_event stream_parser_next(stream_parser *p)
+static enum stream_event parse_step(stream_parser *p)
 {
 	switch (p->st) {
 	case PS_HEADER:
@@ -297,7 +301,7 @@ enum stream_event stream_parser_next(stream_parser *p)
 			return fail(p, p->pos, "unsupported stream version (want 3)");
 		p->pos += 8;
 		p->st = PS_TOP;
-		return parse_top(p);
+		return EV_AGAIN;
 	case PS_TOP:
 		return parse_top(p);
 	case PS_RAM_START:
@@ -311,6 +315,14 @@ enum stream_event stream_parser_next(stream_parser *p)
 	default:
 		return STREAM_EV_ERROR;
 	}
+}
+
+enum stream_event stream_parser_next(stream_parser *p)
+{
+	enum stream_event e;
+	while ((e = parse_step(p)) == EV_AGAIN)
+		;   /* each EV_AGAIN consumed bytes, so this ends */
+	return e;
 }
 
 size_t stream_parser_n_blocks(const stream_parser *p) { return p->n_blocks; }

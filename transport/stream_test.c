@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,49 @@ static void test_accessors_out_of_range(void **state)
 	stream_buf_free(&b);
 }
 
+/* A hostile source's stream: one RAM START, then a million empty RAM PART records (tag, EOS),
+ * all in one feed. The parser once recursed once per record (parse_flags -> next -> top ->
+ * parse_flags) and overflowed the stack in builds without sibling-call optimisation (-O0,
+ * ASan); it now loops. Run on a 256 KiB stack so the recursion cannot hide. */
+#define MANY_PARTS 1000000
+static void *parse_many_parts(void *arg)
+{
+	stream_parser *p = arg;
+	enum stream_event e;
+	size_t n = 0;
+	while ((e = stream_parser_next(p)) != STREAM_EV_NEED_MORE && e != STREAM_EV_ERROR)
+		n++;
+	return (void *)(uintptr_t)(n * 2 + (e == STREAM_EV_ERROR));
+}
+
+static void test_many_records_no_recursion(void **state)
+{
+	(void)state;
+	struct stream_buf b = { 0 };
+	put_start(&b, 4096);
+	put_block(&b, "pc.ram", 4096);
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	for (int i = 0; i < MANY_PARTS; i++) {
+		assert_int_equal(stream_put_u8(&b, STREAM_RAM_PART), 0);
+		assert_int_equal(stream_put_be64(&b, STREAM_FLAG_EOS), 0);
+	}
+	stream_put_u8(&b, STREAM_EOF);
+	stream_parser *p;
+	assert_int_equal(stream_parser_new(&p), 0);
+	assert_int_equal(stream_parser_feed(p, b.data, b.len), 0);
+	pthread_attr_t a;
+	pthread_t t;
+	void *res;
+	assert_int_equal(pthread_attr_init(&a), 0);
+	assert_int_equal(pthread_attr_setstacksize(&a, 256 * 1024), 0);
+	assert_int_equal(pthread_create(&t, &a, parse_many_parts, p), 0);
+	assert_int_equal(pthread_join(t, &res), 0);
+	pthread_attr_destroy(&a);
+	assert_int_equal((uintptr_t)res, 2 * 2);   /* BLOCKS, EOF; no error */
+	stream_parser_free(p);
+	stream_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_buffer_limit),
 		cmocka_unit_test(test_malformed_more),
 		cmocka_unit_test(test_accessors_out_of_range),
+		cmocka_unit_test(test_many_records_no_recursion),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
