@@ -188,7 +188,9 @@ int fault_rule_format(const struct fault_rule *r, char *buf, size_t n)
 	uint64_t def_first = r->every > 1 ? r->every : 1;
 	if (r->first != def_first)
 		len += (size_t)snprintf(trig + len, sizeof trig - len, " #%llu", (unsigned long long)r->first);
-	if (r->every > 1)
+	/* "#N" alone means "once"; from the Nth call on, each, unlimited is written "#N %1" */
+	bool each_unlimited = r->first != def_first && r->every <= 1 && r->max_fires == 0;
+	if (r->every > 1 || each_unlimited)
 		len += (size_t)snprintf(trig + len, sizeof trig - len, " %%%llu", (unsigned long long)r->every);
 	if (r->after_ns) {
 		format_ns(r->after_ns, t, sizeof t);
@@ -201,7 +203,7 @@ int fault_rule_format(const struct fault_rule *r, char *buf, size_t n)
 			snprintf(p, sizeof p, "%.17g", r->probability);
 		len += (size_t)snprintf(trig + len, sizeof trig - len, " ~%s", p);
 	}
-	bool default_once = r->first != def_first && r->every <= 1;
+	bool default_once = r->first != def_first && r->every <= 1 && !each_unlimited;
 	if (r->max_fires != (default_once ? 1u : 0u))
 		snprintf(trig + len, sizeof trig - len, " *%llu", (unsigned long long)r->max_fires);
 	fault_action_format(r->action, r->arg, r->delay_ns, act, sizeof act);
@@ -255,8 +257,16 @@ static bool take_word(struct parser *p, char *buf, size_t n)
 	return true;
 }
 
+/* A decimal number in [lo, hi]. */
+static int take_number_in(struct parser *p, uint64_t lo, uint64_t hi, const char *what, uint64_t *out);
+
 /* A decimal number in [lo, FAULT_NUM_MAX]. */
 static int take_number(struct parser *p, uint64_t lo, const char *what, uint64_t *out)
+{
+	return take_number_in(p, lo, FAULT_NUM_MAX, what, out);
+}
+
+static int take_number_in(struct parser *p, uint64_t lo, uint64_t hi, const char *what, uint64_t *out)
 {
 	size_t at = p->pos;
 	uint64_t x = 0;
@@ -264,8 +274,8 @@ static int take_number(struct parser *p, uint64_t lo, const char *what, uint64_t
 		return perr(p, at, "%s needs a number", what);
 	while (isdigit((unsigned char)p->s[p->pos])) {
 		x = x * 10 + (uint64_t)(p->s[p->pos++] - '0');
-		if (x > FAULT_NUM_MAX)
-			return perr(p, at, "%s: number too large (max %llu)", what, (unsigned long long)FAULT_NUM_MAX);
+		if (x > hi)
+			return perr(p, at, "%s: number too large (max %llu)", what, (unsigned long long)hi);
 	}
 	if (x < lo)
 		return perr(p, at, "%s must be at least %llu", what, (unsigned long long)lo);
@@ -281,7 +291,8 @@ static int take_duration(struct parser *p, const char *what, uint64_t *ns)
 	size_t at = p->pos;
 	uint64_t x;
 	char unit[8];
-	if (take_number(p, 0, what, &x))
+	/* up to an hour in ns, as the formatter writes a time that is no whole number of us */
+	if (take_number_in(p, 0, FAULT_MAX_DELAY_NS, what, &x))
 		return -EINVAL;
 	size_t uat = p->pos;
 	if (!take_word(p, unit, sizeof unit) || !unit[0])
@@ -303,6 +314,14 @@ static int take_probability(struct parser *p, double *out)
 	char buf[32];
 	while (isdigit((unsigned char)p->s[p->pos + len]) || p->s[p->pos + len] == '.')
 		len++;
+	/* an exponent (1e-05, 2.5E+3), the form the formatter writes for small P */
+	const char *ex = p->s + p->pos + len;
+	size_t sign = ex[1] == '-' || ex[1] == '+';
+	if (len && (ex[0] == 'e' || ex[0] == 'E') && isdigit((unsigned char)ex[1 + sign])) {
+		len += 1 + sign;
+		while (isdigit((unsigned char)p->s[p->pos + len]))
+			len++;
+	}
 	if (len == 0 || len >= sizeof buf)
 		return perr(p, at, "~ needs a probability (0 < P <= 1, e.g. 0.01)");
 	memcpy(buf, p->s + at, len);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "faults/fault.h"
+#include "sim/prng.h"
 #include "vocab/vocab.h"
 
 /* The next calloc fails when armed (fault_plan_new's own allocation). */
@@ -120,6 +121,9 @@ static void test_canonical_form_round_trips(void **state)
 		{ "post_send -> drop", "post_send -> drop" },
 		{ "post_send #2 *1 -> drop", "post_send #2 -> drop" },
 		{ "post_send #2 *3 -> drop", "post_send #2 *3 -> drop" },
+		{ "post_send #3 %1 -> drop", "post_send #3 %1 -> drop" },   /* was "#3 *0", refused */
+		{ "post_send ~0.00001 -> drop", "post_send ~1e-05 -> drop" },   /* 1e-05 was refused */
+		{ "post_send >3418180925360ns -> drop", "post_send >3418180925360ns -> drop" },
 		{ "msg.compress >1500us -> corrupt", "msg.compress >1500us -> corrupt(len)" },
 		{ "cm@dst -> duplicate", "cm@dst -> duplicate" },
 		{ "post_send.send -> event(DEVICE_REMOVAL)", "post_send.send -> event(DEVICE_REMOVAL)" },
@@ -139,6 +143,36 @@ static void test_canonical_form_round_trips(void **state)
 		assert_memory_equal(&a, &b, sizeof a);
 		fault_rule_format(&b, out2, sizeof out2);
 		assert_string_equal(out, out2);
+	}
+}
+
+/* parse(format(r)) == r over random and edge trigger values (issue 16: the formatter once wrote
+ * a probability as 1e-05 and "#3 *0" for "from the 3rd call, each, unlimited", both of which
+ * the parser refused). */
+static void test_format_parse_property(void **state)
+{
+	(void)state;
+	static const double probs[] = { 1.0, 0.5, 0.1, 1e-5, 1.5e-7, 1e-300, 4.9e-324, 0.99999999999999989,
+					 0.1234567890123456789e-10 };
+	static const uint64_t nums[] = { 1, 2, 3, 7, 1000, UINT64_C(1000000000000) };   /* the last: fault.c's largest count */
+	struct fault_rule base;
+	assert_int_equal(fault_rule_parse("post_send@dst -> drop", &base, NULL), 0);
+	prng g;
+	prng_seed(&g, 16);
+	for (int i = 0; i < 20000; i++) {
+		struct fault_rule a = base, b;
+		char out[FAULT_SPEC_MAX];
+		size_t np = sizeof probs / sizeof probs[0], nn = sizeof nums / sizeof nums[0];
+		a.first = nums[prng_below(&g, nn)];
+		a.every = prng_below(&g, 2) ? 1 : nums[prng_below(&g, nn)];
+		a.max_fires = prng_below(&g, 3) ? prng_below(&g, 3) : nums[prng_below(&g, nn)];
+		a.after_ns = prng_below(&g, 2) ? 0 : prng_below(&g, FAULT_MAX_DELAY_NS + 1);
+		a.probability = prng_below(&g, 2) ? probs[prng_below(&g, np)] : 1.0 - prng_unit(&g);
+		fault_rule_format(&a, out, sizeof out);
+		if (fault_rule_parse(out, &b, NULL) != 0 || memcmp(&a, &b, sizeof a) != 0)
+			fail_msg("'%s' does not parse back (first %llu every %llu max %llu p %.17g)", out,
+				 (unsigned long long)a.first, (unsigned long long)a.every,
+				 (unsigned long long)a.max_fires, a.probability);
 	}
 }
 
@@ -737,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_rules_more),
 		cmocka_unit_test(test_plan_add_rejects_each_bad_field),
 		cmocka_unit_test(test_write_counts),
+		cmocka_unit_test(test_format_parse_property),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
