@@ -176,6 +176,10 @@ static int parse_block_list(stream_parser *p, uint64_t total)
 		}
 		if (p->in.len - at < 1 + nl + 8)
 			return 0;
+		if (memchr(b + at + 1, '\0', nl)) {   /* it would read as a shorter name */
+			fail(p, at, "RAM block name holds a NUL byte");
+			return -1;
+		}
 		memcpy(p->blocks[n].name, b + at + 1, nl);
 		p->blocks[n].name[nl] = '\0';
 		p->blocks[n].length = rd_be(b + at + 1 + nl, 8);
@@ -207,6 +211,8 @@ static enum stream_event parse_flags(stream_parser *p)
 			return STREAM_EV_HOOK;
 		}
 		if ((w & 0xff) == STREAM_FLAG_MEM_SIZE && p->st == PS_RAM_START && !p->blocks_seen) {
+			if ((w & ~0xfffull) == 0)
+				return fail(p, at, "MEM_SIZE total of 0 (no RAM)");
 			p->pos += 8;
 			int rc = parse_block_list(p, w & ~0xfffull);
 			if (rc < 0)

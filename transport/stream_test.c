@@ -385,6 +385,41 @@ static void test_accessors_out_of_range(void **state)
 	stream_buf_free(&b);
 }
 
+/* What the writers can write, the reader reads; what no writer can write, it refuses by name
+ * (issue 16). Names are C strings on the writing side, so a NUL inside one is a forgery that
+ * would otherwise be read as a shorter name ("pc.ram\0x" as "pc.ram"); any other byte is
+ * QEMU's business (an idstr is any string) and reads back unchanged. A MEM_SIZE of 0 is no
+ * RAM at all: nothing to migrate or verify. */
+static void test_block_names_and_sizes_round_trip(void **state)
+{
+	(void)state;
+	struct stream_buf b = { 0 };
+	put_start(&b, 4096);
+	stream_put_u8(&b, 8);
+	stream_put_bytes(&b, "pc.ram\0x", 8);
+	stream_put_be64(&b, 4096);
+	expect_refused(&b, "E", "offset 17: RAM block name holds a NUL byte");
+	stream_buf_free(&b);
+
+	put_start(&b, 0);
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	expect_refused(&b, "E", "offset 9: MEM_SIZE total of 0 (no RAM)");
+	stream_buf_free(&b);
+
+	const char odd[] = "a\x01\x7f\xff b";
+	put_start(&b, 8192);
+	put_block(&b, odd, 8192);
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	stream_parser *p;
+	assert_int_equal(stream_parser_new(&p), 0);
+	assert_int_equal(stream_parser_feed(p, b.data, b.len), 0);
+	assert_int_equal(stream_parser_next(p), STREAM_EV_BLOCKS);
+	assert_string_equal(stream_parser_block(p, 0)->name, odd);
+	assert_int_equal(stream_parser_block(p, 0)->length, 8192);
+	stream_parser_free(p);
+	stream_buf_free(&b);
+}
+
 /* A hostile source's stream: one RAM START, then a million empty RAM PART records (tag, EOS),
  * all in one feed. The parser once recursed once per record (parse_flags -> next -> top ->
  * parse_flags) and overflowed the stack in builds without sibling-call optimisation (-O0,
@@ -439,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_more),
 		cmocka_unit_test(test_accessors_out_of_range),
 		cmocka_unit_test(test_many_records_no_recursion),
+		cmocka_unit_test(test_block_names_and_sizes_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
