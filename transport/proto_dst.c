@@ -336,7 +336,7 @@ static int register_one(proto_dst *d, const struct wire_register *r, struct wire
 			    mem_block_name(d->m, b), (unsigned long long)db->offset, (unsigned long long)r->key);
 	uint64_t host = db->addr + (r->key - db->offset);
 	uint64_t k = wire_chunk_index(db->addr, host, d->o.chunk_shift);
-	if (k + r->chunks >= db->nb_chunks)
+	if (r->chunks >= db->nb_chunks - k)   /* k < nb_chunks; k + chunks could wrap */
 		return fail(d, CAUSE_BAD_REGISTER_REQUEST, "rdma: bad chunk for block %s chunk: %llu+%llu",
 			    mem_block_name(d->m, b), (unsigned long long)k, (unsigned long long)r->chunks);
 	if (!db->chunk_mr[k]) {
@@ -471,6 +471,9 @@ static int on_verify(proto_dst *d)
 	size_t n = stream_parser_n_digests(d->sp);
 	if (n != d->n_src)
 		return fail(d, CAUSE_MESSAGE_MALFORMED, "VERIFY record has %zu digests for %zu blocks", n, d->n_src);
+	if (d->n_src != d->n_blocks)   /* "verified" covers every destination block */
+		return fail(d, CAUSE_RAM_BLOCK_COUNT_MISMATCH, "VERIFY covers %zu of the destination's %zu RAM blocks",
+			    d->n_src, d->n_blocks);
 	for (size_t i = 0; i < n; i++) {
 		size_t b = d->by_src[i];
 		uint64_t mine = proto_mem_digest(d->m, b);

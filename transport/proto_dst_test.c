@@ -497,6 +497,12 @@ static void test_bad_register_requests(void **state)
 		{ 1, 0, 0, 0, 0, CAUSE_BAD_REGISTER_REQUEST, "bad register address for block pc.ram offset: 400000 current_addr: 0" },
 		{ 1, 0, 0, PC_RAM_OFFSET + 8 * MIB, 0, CAUSE_BAD_REGISTER_REQUEST, "bad register address for block pc.ram" },
 		{ 1, 0, 0, PC_RAM_OFFSET + 7 * MIB, 2, CAUSE_BAD_REGISTER_REQUEST, "bad chunk for block pc.ram chunk: 7+2" },
+		/* hostile (issue 16): chunk 7 + a count that wraps to 0 once passed the bound check and
+		 * registered from chunk 7 back to chunk 0's end, a length of -6 MiB */
+		{ 1, 0, 0, PC_RAM_OFFSET + 7 * MIB, 0 - 7ull, CAUSE_BAD_REGISTER_REQUEST,
+		  "bad chunk for block pc.ram chunk: 7+18446744073709551609" },
+		{ 1, 0, 0, PC_RAM_OFFSET + 7 * MIB, UINT64_MAX, CAUSE_BAD_REGISTER_REQUEST,
+		  "bad chunk for block pc.ram chunk: 7+18446744073709551615" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const struct bad_register *c = &cases[i];
@@ -815,6 +821,33 @@ static void test_stream_endings_that_do_not_add_up(void **state)
 	stream_put_be64(&b, STREAM_FLAG_EOS);
 	stream_put_u8(&b, 0x55);
 	expect_stream_failure(&b, CAUSE_MESSAGE_MALFORMED, "migration stream: offset");
+	stream_buf_free(&b);
+	rig_close(&r);
+}
+
+/* Hostile sources (issue 16): "verified" means every destination block was announced and its
+ * digest matched. A VERIFY before any block list (no digests at all) or after a block list
+ * naming only some of the destination's blocks once completed the migration as verified. */
+static void test_verify_must_cover_every_block(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_world(&r);                       /* only for its memory's digests */
+	static const struct blk only_pc[] = { { "pc.ram", 8 * MIB } };
+	struct stream_buf b = { 0 };
+	stream_put_be32(&b, STREAM_MAGIC);   /* no RAM START: VERIFY of 0 blocks */
+	stream_put_be32(&b, STREAM_VERSION);
+	s_verify(&b, r.m, 0);
+	s_device(&b, 16);
+	stream_put_u8(&b, STREAM_EOF);
+	expect_stream_failure(&b, CAUSE_RAM_BLOCK_COUNT_MISMATCH, "VERIFY covers 0 of the destination's 2 RAM blocks");
+	b.len = 0;
+	s_header(&b, only_pc, 1);            /* pc.ram only: vga.vram never announced nor verified */
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	s_verify(&b, r.m, 1);
+	s_device(&b, 16);
+	stream_put_u8(&b, STREAM_EOF);
+	expect_stream_failure(&b, CAUSE_RAM_BLOCK_COUNT_MISMATCH, "VERIFY covers 1 of the destination's 2 RAM blocks");
 	stream_buf_free(&b);
 	rig_close(&r);
 }
@@ -1171,6 +1204,7 @@ int main(void)
 		cmocka_unit_test(test_block_lists_that_do_not_fit),
 		cmocka_unit_test(test_stream_endings_that_do_not_add_up),
 		cmocka_unit_test(test_many_records_in_one_message),
+		cmocka_unit_test(test_verify_must_cover_every_block),
 		cmocka_unit_test(test_stream_filter),
 		cmocka_unit_test(test_stream_end_hook),
 		cmocka_unit_test(test_stream_buffer_cannot_grow),
