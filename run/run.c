@@ -78,12 +78,32 @@ static void keep_first_defect(void *arg, const char *diag_line)
 
 /* The engine streams the trace: a defect would otherwise surface mid-run (after the log and
  * the world exist) or never (past the point where the migration ended). */
+/* QEMU's RAM blocks are whole target pages (4 KiB), and its stream carries flags in the low
+ * bits of every size: a block of a trace with smaller pages that is not a multiple of 4 KiB
+ * cannot be migrated (the destination would read a flag word). Bad input, named up front. */
+#define RUN_TARGET_PAGE_BYTES 4096u
+static int check_blocks_migratable(struct run *r, const char *path)
+{
+	trace_reader *tr;
+	if (trace_open(path, &tr, &r->d) < 0)
+		return -EINVAL;
+	const struct trace_header *h = trace_header(tr);
+	int rc = 0;
+	for (size_t i = 0; i < h->n_blocks && !rc; i++)
+		if (h->blocks[i].size_bytes % RUN_TARGET_PAGE_BYTES)
+			rc = diag_set(&r->d, "%s:%lu: block '%s' is %llu bytes: QEMU's RAM blocks are whole 4 KiB "
+				      "target pages (its stream carries flags in the low bits of a size)", path,
+				      h->blocks[i].line, h->blocks[i].name, (unsigned long long)h->blocks[i].size_bytes);
+	trace_close(tr);
+	return rc;
+}
+
 static int check_trace(struct run *r, const char *path)
 {
 	struct first_defect fd = { .d = &r->d };
 	long n = trace_check(path, keep_first_defect, &fd);
 	if (n == 0)
-		return 0;
+		return check_blocks_migratable(r, path);
 	if (fd.n == 0)
 		return diag_set(&r->d, "%s: cannot read the trace", path);
 	if (fd.n > 1) {

@@ -634,6 +634,7 @@ static int block_size(struct trace_reader *r, size_t b, const char *v)
 			      "page size (%s)", blk->name, v,
 			      size_format(r->h.page_size, ps, sizeof ps));
 	blk->size_bytes = bytes;
+	blk->line = r->lineno;
 	r->pages[b] = bytes / r->h.page_size;
 	return 0;
 }

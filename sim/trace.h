@@ -29,6 +29,7 @@
 struct trace_block {
 	char name[TRACE_BLOCK_NAME_MAX + 1];
 	uint64_t size_bytes;          /* multiple of page_size */
+	unsigned long line;           /* its 'block' line in the file (1-based; 0: not read from a file) */
 };
 
 struct trace_header {
