@@ -746,6 +746,21 @@ static void test_canonical_actions_parse(void **state)
 	assert_string_equal(fault_site_canonical(FAULT_SITE_COUNT), "?");
 }
 
+/* ~P in exponent form, both cases of the e and both signs; an e without digits is no exponent. */
+static void test_probability_exponents(void **state)
+{
+	(void)state;
+	assert_true(parse_ok("reg_mr ~1E-2 -> die").probability == 0.01);
+	assert_true(parse_ok("reg_mr ~1e+0 -> die").probability == 1.0);
+	assert_true(parse_ok("reg_mr ~2.5e-3 -> die").probability == 0.0025);
+	struct fault_rule r;
+	struct fault_parse_error e = { 0 };
+	assert_int_equal(fault_rule_parse("reg_mr ~2.5E+3 -> die", &r, &e), -EINVAL);   /* > 1 */
+	assert_int_equal(fault_rule_parse("reg_mr ~1e -> die", &r, &e), -EINVAL);
+	assert_string_equal(fault_action_name(FAULT_ACT_QP_ERROR), "qp_error");
+	assert_string_equal(fault_action_name(FAULT_ACT_COUNT), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -771,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_rules_more),
 		cmocka_unit_test(test_plan_add_rejects_each_bad_field),
 		cmocka_unit_test(test_write_counts),
+		cmocka_unit_test(test_probability_exponents),
 		cmocka_unit_test(test_format_parse_property),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
