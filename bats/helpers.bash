@@ -28,6 +28,13 @@ esac
 export MIGBED_TEST_SCALE
 
 scaled() { echo $(($1 * MIGBED_TEST_SCALE)); }           # scaled SECONDS|MS -> bound
+# scaled_ack_timeout EXP: an RC ack-timeout exponent (4.096 us x 2^EXP per try) with room for
+# the scale: one more (twice the time) per doubling of MIGBED_TEST_SCALE
+scaled_ack_timeout() {
+  local e=$1 s=$MIGBED_TEST_SCALE
+  while [ "$s" -gt 1 ]; do e=$((e + 1)); s=$((s / 2)); done
+  echo "$e"
+}
 
 # migbed's own bound on every single wait (--wait-timeout-ms, default 10000), scaled: for the
 # verbs runs that do not test a timeout (real time under TCG: e.g. a 1 GiB destination's
