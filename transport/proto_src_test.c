@@ -1272,6 +1272,22 @@ static void test_transit_wait_fails(void **state)
 	rig_close(&r, PROTO_DST_RUNNING);
 }
 
+/* A second write to a chunk waits for the first, whose completion is lost: the wait times out
+ * naming it (TIMEOUT, as for any lost completion), never INTERNAL. */
+static void test_transit_wait_completion_lost(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_open_started(&r, true);
+	add_fault(&r, "wc.write@src #1 -> drop");
+	save_dirty(&r, 0, 0);
+	save_dirty(&r, 0, 2);                 /* posts page 0 */
+	mem_write_pages(r.ms, 0, 4, 1);
+	assert_cause(r.s, proto_src_save_page(r.s, 0, 4), CAUSE_TIMEOUT, "the previous write to the same chunk");
+	assert_int_equal(proto_src_stats(r.s)->rdma_writes, 1);
+	rig_close(&r, PROTO_DST_RUNNING);
+}
+
 /* A write's failure seen while waiting for a control message's send completion. */
 static void test_write_failure_seen_by_control_send(void **state)
 {
@@ -1571,6 +1587,7 @@ int main(void)
 		cmocka_unit_test(test_compress_send_fails),
 		cmocka_unit_test(test_write_post_fails),
 		cmocka_unit_test(test_transit_wait_fails),
+		cmocka_unit_test(test_transit_wait_completion_lost),
 		cmocka_unit_test(test_write_failure_seen_by_control_send),
 		cmocka_unit_test(test_drain_times_out),
 		cmocka_unit_test(test_drain_meets_failed_control_copy),
