@@ -19,6 +19,7 @@ int cmd_source(int argc, char **argv);
 int cmd_dest(int argc, char **argv);
 int cmd_causes(int argc, char **argv);
 int cmd_faults(int argc, char **argv);
+int cmd_profiles(int argc, char **argv);
 int cmd_torture(int argc, char **argv);
 
 /* Print "migbed: <msg>" to stderr; returns CLI_EXIT_USAGE. */

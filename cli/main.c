@@ -27,6 +27,7 @@ static const struct subcmd subcmds[] = {
 	{ "trace", "check", cmd_trace_check, "validate a trace, reporting every defect" },
 	{ "causes", NULL, cmd_causes, "list the named failure causes (--json)" },
 	{ "faults", NULL, cmd_faults, "list the fault sites and actions a --fault rule can name (--json)" },
+	{ "profiles", NULL, cmd_profiles, "list the peers a side can play: migbed and QEMU versions (--json)" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
 	{ "options", NULL, cmd_options, "print the one option table of every command (--markdown)" },
 };

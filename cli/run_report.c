@@ -63,8 +63,13 @@ void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void print_side(FILE *f, const char *name, bool completed, const struct cause_ctx *cx)
+static void print_side(FILE *f, const char *side, enum proto_impl impl, bool completed, const struct cause_ctx *cx)
 {
+	char name[64];
+	if (impl != PROTO_IMPL_MIGBED)
+		snprintf(name, sizeof name, "%s (as %s)", side, proto_profile(impl)->name);
+	else
+		snprintf(name, sizeof name, "%s", side);
 	if (completed)
 		fprintf(f, "%s: completed\n", name);
 	else if (cx->cause)
@@ -73,16 +78,27 @@ static void print_side(FILE *f, const char *name, bool completed, const struct c
 		fprintf(f, "%s: stopped (no cause of its own)\n", name);
 }
 
+/* A side playing a QEMU version that was observed failing this way (the run's cause): the
+ * lines that side printed (the cause table's rows "[7.2 observed dst] ..."). */
+static void print_qemu_lines(FILE *f, enum proto_impl impl, enum vocab_side side, int cause)
+{
+	const struct proto_profile *p = proto_profile(impl);
+	char line[512];
+	size_t pos = 0;
+	while (cause && proto_profile_qemu_line(p, cause, side, &pos, line, sizeof line))
+		fprintf(f, "  %s %s log (observed): %s\n", p->name, vocab_side_token(side), line);
+}
+
 static void print_human(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o, FILE *f)
 {
 	if (c->scenario[0])
 		fprintf(f, "scenario: %s%s%s\n", c->scenario, c->description[0] ? " - " : "", c->description);
 	metrics_print_human(m, f);
-	print_side(f, "source", o->src_completed, &o->src);
+	print_side(f, "source", c->src_impl, o->src_completed, &o->src);
 	if (o->dst_unseen)
 		fprintf(f, "destination: a real QEMU: its status is on its QMP (query-migrate), not visible here\n");
 	else
-		print_side(f, "destination", o->dst_completed, &o->dst);
+		print_side(f, "destination", c->dst_impl, o->dst_completed, &o->dst);
 	if (o->completed && o->dst_unseen)
 		fprintf(f, "verification: not possible from the source (compare QEMU's pmemsave with --dump-mem)\n");
 	else if (o->completed)
@@ -97,6 +113,8 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 				(unsigned long long)(m->chunk_bytes_src >> 20), (unsigned long long)(c->dst_chunk_bytes >> 20));
 		if (cause_qemu(o->cause)[0])
 			fprintf(f, "  QEMU prints: %s\n", cause_qemu(o->cause));
+		print_qemu_lines(f, c->src_impl, VOCAB_SIDE_SRC, o->cause);
+		print_qemu_lines(f, c->dst_impl, VOCAB_SIDE_DST, o->cause);
 	}
 	if (m->chunk_bytes_src != c->chunk_bytes)
 		fprintf(f, "chunk size: the source was configured with %lluM and used %lluM (negotiated)\n",
@@ -111,13 +129,27 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 	fprintf(f, "\n");
 }
 
-static void json_side(FILE *f, bool completed, const struct cause_ctx *cx)
+/* {"completed":B,"cause":NAME,"detail":TEXT,"impl":NAME,"qemu_log":[TEXT...]}: qemu_log, the
+ * lines the QEMU version the side plays was observed to print when a migration failed with
+ * the run's cause (run_cause; [] if none or the run completed). */
+static void json_side(FILE *f, enum proto_impl impl, enum vocab_side side, int run_cause, bool completed,
+		      const struct cause_ctx *cx)
 {
+	const struct proto_profile *p = proto_profile(impl);
+	char line[512];
+	size_t pos = 0;
 	fprintf(f, "{\"completed\":%s,\"cause\":", completed ? "true" : "false");
 	json_string(f, cause_name(cx->cause));
 	fprintf(f, ",\"detail\":");
 	json_string(f, cx->detail);
-	fprintf(f, "}");
+	fprintf(f, ",\"impl\":");
+	json_string(f, p->name);
+	fprintf(f, ",\"qemu_log\":[");
+	for (int i = 0; run_cause && proto_profile_qemu_line(p, run_cause, side, &pos, line, sizeof line); i++) {
+		fprintf(f, "%s", i ? "," : "");
+		json_string(f, line);
+	}
+	fprintf(f, "]}");
 }
 
 /* ,"faults":[{"rule":TEXT,"matched":N,"fired":N,"shadowed":N,"expect":">0"|"3"|null,
@@ -165,9 +197,9 @@ static void print_json(const struct runcfg *c, const struct metrics *m, const st
 	fprintf(f, ",\"hint\":");
 	json_string(f, o->completed ? "" : cause_hint(o->cause));
 	fprintf(f, ",\"verified\":%s,\"src\":", o->verified ? "true" : "false");
-	json_side(f, o->src_completed, &o->src);
+	json_side(f, c->src_impl, VOCAB_SIDE_SRC, o->completed ? 0 : o->cause, o->src_completed, &o->src);
 	fprintf(f, ",\"dst\":");
-	json_side(f, o->dst_completed, &o->dst);
+	json_side(f, c->dst_impl, VOCAB_SIDE_DST, o->completed ? 0 : o->cause, o->dst_completed, &o->dst);
 	fprintf(f, ",\"metrics\":");
 	metrics_print_json(m, f);
 	json_faults(c, o, f);

@@ -120,6 +120,24 @@ static int set_protocol(struct opts_dst *o, const char *v, uint64_t x, const cha
 static int set_src_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_dst_protocol(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_mismatch(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_impl(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->src_impl = o->c->dst_impl = (enum proto_impl)x;
+	return 0;
+}
+static int set_src_impl(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->src_impl = (enum proto_impl)x;
+	return 0;
+}
+static int set_dst_impl(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->dst_impl = (enum proto_impl)x;
+	return 0;
+}
 static int set_ack(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_qemu_expect(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_fault(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
@@ -192,6 +210,13 @@ static const struct key keys[] = {
 	{ .name = "on-mismatch", .arg = "adapt|refuse", .type = OT_CHOICE, .dflt = "adapt", .exact = true,
 	  .cmds = C_RUNS, .set = set_mismatch,
 	  .help = "negotiated source facing another chunk size: adapt or refuse" },
+	{ .name = "impl", .arg = PROTO_IMPL_WORDS, .type = OT_CHOICE, .dflt = "migbed", .exact = true,
+	  .cmds = C_RUNS, .set = set_impl,
+	  .help = "the peer both sides play: migbed's own, or a QEMU version's behaviour (docs/profiles.md)" },
+	{ .name = "src-impl", .arg = PROTO_IMPL_WORDS, .type = OT_CHOICE, .dflt = "migbed", .exact = true,
+	  .cmds = C_RUNS, .set = set_src_impl, .help = "the peer the source plays (e.g. qemu-6.1)" },
+	{ .name = "dst-impl", .arg = PROTO_IMPL_WORDS, .type = OT_CHOICE, .dflt = "migbed", .exact = true,
+	  .cmds = C_RUNS, .set = set_dst_impl, .help = "the peer the destination plays (e.g. qemu-7.2)" },
 	{ .name = "dst-memlock", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE",
 	  .dflt = "none", .unit = "bytes", .cmds = C_RUNS, RUNF(dst_memlock_bytes),
 	  .help = "the destination may pin at most SIZE (model: simulated; verbs: migbed dest drops CAP_IPC_LOCK, sets RLIMIT_MEMLOCK)" },
@@ -1127,14 +1152,33 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 	return rc;
 }
 
+/* A side playing a QEMU version can do only what that version does: a chunk size other than
+ * 1 MiB needs a chunk-size setting (migbed, QEMU 11.1), --protocol negotiated is migbed's. */
+static int impl_check(const struct runcfg *c, bool src, struct diag *d)
+{
+	const struct proto_profile *p = proto_profile(src ? c->src_impl : c->dst_impl);
+	uint64_t chunk = src ? c->chunk_bytes : c->dst_chunk_bytes;
+	const char *side = vocab_side_token(src ? VOCAB_SIDE_SRC : VOCAB_SIDE_DST);
+	if (!p->chunk_param && chunk != 1u << 20)
+		return diag_set(d, "%s-impl %s has no chunk-size setting (QEMU before 11.1 registers 1M chunks): "
+			       "%schunk-size %lluM needs %s-impl migbed or qemu-11.1", side, p->name, src ? "" : "dst-",
+			       (unsigned long long)(chunk >> 20), side);
+	if (p->qemu && (src ? c->src_negotiate : c->dst_negotiate))
+		return diag_set(d, "%s-impl %s does not speak --protocol negotiated (migbed's proposal, in no QEMU)",
+			       side, p->name);
+	return 0;
+}
+
 int runcfg_finish(struct runcfg *c, struct diag *d)
 {
-	if (!runcfg_given(c, "dst-chunk-size"))
-		c->dst_chunk_bytes = c->chunk_bytes;
+	if (!runcfg_given(c, "dst-chunk-size"))   /* a QEMU before 11.1 has no setting: 1M */
+		c->dst_chunk_bytes = proto_profile(c->dst_impl)->chunk_param ? c->chunk_bytes : 1u << 20;
 	if (c->n_expect_fired && !c->n_faults)
 		return diag_set(d, "expect-fired needs at least one fault rule (fault = ... or --fault)");
 	if (!c->expect_fired_all && c->n_expect_fired > c->n_faults)
 		return diag_set(d, "expect-fired lists %d values for %d fault rules", c->n_expect_fired, c->n_faults);
+	if (impl_check(c, true, d) || impl_check(c, false, d))
+		return -EINVAL;
 	if (c->trace[0] && gen_keys_given(c))
 		return diag_set(d, "trace generator keys (pattern, guest, ...) conflict with trace = %s", c->trace);
 	if (!runcfg_given(c, "mem"))

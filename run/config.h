@@ -10,6 +10,7 @@
 #include "sim/diag.h"
 #include "sim/tracegen.h"
 #include "transport/hca.h"
+#include "transport/profile.h"
 
 #define RUNCFG_MAX_EXPECT 8
 #define RUNCFG_MAX_FAULTS 16
@@ -31,6 +32,7 @@ struct runcfg {
 	uint32_t caps_version;
 	bool src_negotiate, dst_negotiate;   /* --protocol negotiated (per side) */
 	bool refuse_mismatch;               /* --on-mismatch refuse */
+	enum proto_impl src_impl, dst_impl;   /* --src-impl, --dst-impl: the peer each side plays */
 	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none (not a value: its bound is 1..) */
 	int ack_timeout;                      /* verbs, -1 = rdma_cm default */
 	bool qemu_stream;                     /* the source is a real QEMU */

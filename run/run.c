@@ -227,10 +227,12 @@ static int make_endpoints(struct run *r)
 	po.wait_timeout_ns = r->c->wait_timeout_ms * 1000000ull;
 	po.caps_version = r->c->caps_version;
 	po.refuse_mismatch = r->c->refuse_mismatch;
+	po.seed = r->c->seed;
 	if (r->role != ROLE_SRC) {
 		wire_chunk_shift(r->c->dst_chunk_bytes, &po.chunk_shift);
 		po.pin_all = r->c->dst_pin_all;
 		po.negotiate = r->c->dst_negotiate;
+		po.impl = r->c->dst_impl;
 		if (r->c->qemu_stream && (rc = setup_qemu_stream(r, &po)))
 			return rc;
 		if ((rc = proto_dst_new(r->w, r->dst, &po, &r->pd)))
@@ -242,6 +244,7 @@ static int make_endpoints(struct run *r)
 		wire_chunk_shift(r->c->chunk_bytes, &po.chunk_shift);
 		po.pin_all = r->c->pin_all;
 		po.negotiate = r->c->src_negotiate;
+		po.impl = r->c->src_impl;
 		if (r->role == ROLE_SRC && r->c->qemu_stream && (rc = setup_qemu_writer(r, &po)))
 			return rc;
 		if ((rc = proto_src_new(r->w, r->src, &po, &r->ps)))

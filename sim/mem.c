@@ -528,6 +528,20 @@ void mem_zero_pages(mem *m, size_t b, uint64_t first, uint64_t n)
 		mem_store_stamp(m, blk, p, 0);
 }
 
+void mem_fill_pages(mem *m, size_t b, uint64_t first, uint64_t n, uint8_t ch)
+{
+	struct mem_block *blk = mem_blk(m, b);
+	mem_assert_pages(blk, first, n);
+	for (uint64_t p = first; p < first + n; p++) {
+		if (ch == 0 || m->repr == MEM_REPR_STAMP) {
+			mem_store_stamp(m, blk, p, MEM_FILL_STAMP(ch));
+			continue;
+		}
+		memset(mem_page_bytes(m, blk, p), ch, m->page_size);
+		mem_bit_set(blk, p, true);
+	}
+}
+
 /* ---- copy ------------------------------------------------------------------------------- */
 
 static int mem_copy_check(const mem *src, size_t sb, uint64_t soff, const mem *dst, size_t db,

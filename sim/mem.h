@@ -52,6 +52,10 @@ uint64_t mem_page_stamp(const mem *m, size_t b, uint64_t page);
 bool mem_pages_zero(const mem *m, size_t b, uint64_t first, uint64_t n);
 /* Make pages zero (applying a COMPRESS). */
 void mem_zero_pages(mem *m, size_t b, uint64_t first, uint64_t n);
+/* Fill pages with the byte ch (a COMPRESS with a non-zero value, as QEMU before the check
+ * applied it): ch 0 is mem_zero_pages; a STAMP page gets the stamp MEM_FILL_STAMP(ch). */
+#define MEM_FILL_STAMP(ch) (UINT64_C(0x0101010101010101) * (uint8_t)(ch))
+void mem_fill_pages(mem *m, size_t b, uint64_t first, uint64_t n, uint8_t ch);
 
 /* Copy len bytes from src block sb at byte offset soff to dst block db at doff (an RDMA
  * WRITE's effect). STAMP on either side: offsets and len must be page aligned (-EINVAL

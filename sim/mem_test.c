@@ -193,6 +193,40 @@ static void test_zero_pages(void **state)
 	}
 }
 
+/* A COMPRESS with a non-zero value, as QEMU before the check applied it: the pages hold that
+ * byte (bytes: every byte; stamps: MEM_FILL_STAMP), differ from the source's, are not zero;
+ * a fill with 0 is a zeroing. */
+static void test_fill_pages(void **state)
+{
+	(void)state;
+	static const enum mem_repr reprs[] = { MEM_REPR_BYTES, MEM_REPR_STAMP };
+	for (int r = 0; r < 2; r++) {
+		mem *m = new_mem(reprs[r], SEED), *ref = new_mem(reprs[r], SEED);
+		size_t bb;
+		uint64_t bp;
+		mem_fill_pages(m, 0, 4, 2, 0xab);
+		assert_false(mem_pages_zero(m, 0, 4, 1));
+		assert_false(mem_pages_zero(m, 0, 5, 1));
+		assert_true(mem_pages_zero(m, 0, 6, 10));
+		if (reprs[r] == MEM_REPR_BYTES) {
+			const uint8_t *p = mem_block_ptr(m, 0);
+			assert_int_equal(p[4 * PAGE], 0xab);
+			assert_int_equal(p[6 * PAGE - 1], 0xab);
+			assert_int_equal(p[6 * PAGE], 0);
+		} else {
+			assert_int_equal(mem_page_stamp(m, 0, 5), MEM_FILL_STAMP(0xab));
+		}
+		assert_int_equal(mem_compare(ref, m, &bb, &bp), 1);
+		assert_int_equal(bb, 0);
+		assert_int_equal(bp, 4);
+		mem_fill_pages(m, 0, 4, 2, 0);
+		assert_true(mem_pages_zero(m, 0, 0, 16));
+		assert_int_equal(mem_compare(ref, m, &bb, &bp), 0);
+		mem_free(ref);
+		mem_free(m);
+	}
+}
+
 /* Bytes written through the real pointer (as an RDMA device would) are never missed. */
 static void test_zero_check_sees_direct_writes(void **state)
 {
@@ -447,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_single_page_difference_found),
 		cmocka_unit_test(test_misplaced_copy_detected),
 		cmocka_unit_test(test_zero_pages),
+		cmocka_unit_test(test_fill_pages),
 		cmocka_unit_test(test_zero_check_sees_direct_writes),
 		cmocka_unit_test(test_resolve_addresses),
 		cmocka_unit_test(test_invalid_inputs),

@@ -51,7 +51,9 @@ static inline const char *hca_wc_status_str(int status) { return vocab_wc_status
 static inline const char *hca_wc_status_name(int status) { return vocab_wc_status_name(status); }
 
 enum hca_wc_opcode { HCA_WC_OP_SEND = 0, HCA_WC_OP_RDMA_WRITE = 1, HCA_WC_OP_RECV = 128 };
-enum hca_cq_kind { HCA_CQ_SEND = 0, HCA_CQ_RECV = 1 };
+/* HCA_CQ_ANY (hca_poll, hca_wait only): the two CQs read as one, as QEMU <= 6.1 polled its one
+ * shared CQ: the earlier completion of either (the send CQ's on a tie); wc.opcode says which. */
+enum hca_cq_kind { HCA_CQ_SEND = 0, HCA_CQ_RECV = 1, HCA_CQ_ANY = 2 };
 enum hca_send_opcode { HCA_WR_SEND, HCA_WR_RDMA_WRITE };
 
 /* Same bits as enum ibv_access_flags. */

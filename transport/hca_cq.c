@@ -222,9 +222,27 @@ void hca_cq_retire(hca_ep *ep, enum hca_cq_kind cq)
 	}
 }
 
+/* The head of (ep, k): its time, or UINT64_MAX when the queue is empty. */
+static uint64_t head_ns(const hca_ep *ep, enum hca_cq_kind k)
+{
+	const struct ring *q = &ep->cq[k];
+
+	return ring_len(q) ? ((const struct hca_wc *)ring_at(q, 0))->t_ns : UINT64_MAX;
+}
+
+/* The queue a read of cq takes from: cq itself, or for HCA_CQ_ANY the one whose head is
+ * earlier (send on a tie). */
+static enum hca_cq_kind which_cq(const hca_ep *ep, enum hca_cq_kind cq)
+{
+	if (cq != HCA_CQ_ANY)
+		return cq;
+	return head_ns(ep, HCA_CQ_RECV) < head_ns(ep, HCA_CQ_SEND) ? HCA_CQ_RECV : HCA_CQ_SEND;
+}
+
 /* Pop the head of (ep, cq) if it is visible now: 1 and *wc, else 0. */
 static int ep_pop_visible(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
 {
+	cq = which_cq(ep, cq);
 	struct ring *q = &ep->cq[cq];
 
 	if (ring_len(q) == 0 || ((const struct hca_wc *)ring_at(q, 0))->t_ns > hca_now_ns(ep->w))
@@ -241,12 +259,17 @@ int hca_poll(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
 {
 	int rc;
 
-	if (!ep || !wc || !ep->setup || (cq != HCA_CQ_SEND && cq != HCA_CQ_RECV))
+	if (!ep || !wc || !ep->setup || (cq != HCA_CQ_SEND && cq != HCA_CQ_RECV && cq != HCA_CQ_ANY))
 		return -EINVAL;
 	rc = hca_cq_drain(ep->w);
 	if (rc < 0)
 		return rc;
 	return ep_pop_visible(ep, cq, wc);
+}
+
+static const char *cq_name(enum hca_cq_kind cq)
+{
+	return cq == HCA_CQ_SEND ? "send" : cq == HCA_CQ_RECV ? "recv" : "any";
 }
 
 struct cq_wait {
@@ -270,9 +293,9 @@ static int cq_check(void *arg)
 			/* A completion already generated (on rxe: a CQE that arrived before the peer's
 			 * DISCONNECTED) is reported first, at its own time: the REM_ACCESS_ERR of a
 			 * write says more than the disconnect that followed it. */
-			const struct ring *cq = &cw->ep->cq[cw->cq];
-			if (ring_len(cq) > 0 && ((const struct hca_wc *)ring_at(cq, 0))->t_ns <= cw->deadline_ns) {
-				hca_wait_catch_up(cw->ep->w, ((const struct hca_wc *)ring_at(cq, 0))->t_ns);
+			uint64_t t_ns = head_ns(cw->ep, which_cq(cw->ep, cw->cq));
+			if (t_ns <= cw->deadline_ns) {
+				hca_wait_catch_up(cw->ep->w, t_ns);
 				if (ep_pop_visible(cw->ep, cw->cq, cw->wc))
 					return 1;
 			}
@@ -289,16 +312,14 @@ int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc
 	struct cq_wait cw = { .ep = ep, .cq = cq, .wc = wc };
 	int rc;
 
-	if (!ep || !wc || !ep->setup || (cq != HCA_CQ_SEND && cq != HCA_CQ_RECV))
+	if (!ep || !wc || !ep->setup || (cq != HCA_CQ_SEND && cq != HCA_CQ_RECV && cq != HCA_CQ_ANY))
 		return -EINVAL;
 	cw.deadline_ns = hca_sat_add(hca_now_ns(ep->w), timeout_ns);
 	rc = hca_wait_until(ep->w, timeout_ns, cq_check, &cw);
 	if (rc == 0)
-		SLOG(ep->w, ep->side, "wait_timeout", "cq=%s ns=%llu",
-		     cq == HCA_CQ_SEND ? "send" : "recv", (unsigned long long)timeout_ns);
+		SLOG(ep->w, ep->side, "wait_timeout", "cq=%s ns=%llu", cq_name(cq), (unsigned long long)timeout_ns);
 	else if (rc < 0)
-		SLOG(ep->w, ep->side, "wait_error", "cq=%s rc=%d", cq == HCA_CQ_SEND ? "send" : "recv",
-		     rc);
+		SLOG(ep->w, ep->side, "wait_error", "cq=%s rc=%d", cq_name(cq), rc);
 	return rc;
 }
 

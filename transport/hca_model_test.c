@@ -377,6 +377,34 @@ static void test_send_lands_in_the_head_recv(void **state)
 	conn_close(&c);
 }
 
+/* HCA_CQ_ANY reads both CQs as one (QEMU <= 6.1's shared CQ): the earlier completion of
+ * either, whichever CQ it is on; an invalid kind is refused. */
+static void test_any_cq_reads_both_in_time_order(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_src_recvs(&c, 40, 1);
+	post_write(&c, 5, MR_OFF, (uint32_t)MIB, hca_mr_rkey(c.dmr));   /* long on the wire */
+	memcpy(c.dbuf + CTL_OFF, "hi", 2);
+	post_send_msg(c.dst, 2, daddr(&c, CTL_OFF), 2, c.dctl);            /* short: arrives first */
+	assert_int_equal(hca_wait(c.src, HCA_CQ_ANY, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 40);
+	assert_int_equal(wc.opcode, HCA_WC_OP_RECV);
+	uint64_t t_recv = wc.t_ns;
+	assert_int_equal(hca_wait(c.src, HCA_CQ_ANY, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.opcode, HCA_WC_OP_RDMA_WRITE);
+	assert_true(wc.t_ns > t_recv);
+	assert_int_equal(hca_poll(c.src, HCA_CQ_ANY, &wc), 0);
+	assert_int_equal(hca_poll(c.src, (enum hca_cq_kind)3, &wc), -EINVAL);
+	assert_int_equal(hca_wait(c.src, (enum hca_cq_kind)3, TIMEOUT_NS, &wc), -EINVAL);
+	expect_wc(c.dst, HCA_CQ_SEND, 2, HCA_WC_SUCCESS);
+	conn_close(&c);
+}
+
 static void test_send_without_recv_rnr_zero(void **state)
 {
 	struct conn c;
@@ -1166,6 +1194,7 @@ int main(void)
 		cmocka_unit_test(test_write_deregistered_rkey),
 		cmocka_unit_test(test_write_bad_local_key),
 		cmocka_unit_test(test_send_lands_in_the_head_recv),
+		cmocka_unit_test(test_any_cq_reads_both_in_time_order),
 		cmocka_unit_test(test_send_without_recv_rnr_zero),
 		cmocka_unit_test(test_send_without_recv_rnr_seven_waits),
 		cmocka_unit_test(test_rnr_retry_is_the_other_sides_value),

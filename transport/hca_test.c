@@ -771,10 +771,10 @@ static void test_data_path_calls_validate_their_arguments(void **state)
 	assert_int_equal(hca_post_recv(NULL, 1, 0, 0, 0), -EINVAL);
 	assert_int_equal(hca_poll(NULL, HCA_CQ_SEND, &wc), -EINVAL);
 	assert_int_equal(hca_poll(p.src, HCA_CQ_SEND, NULL), -EINVAL);
-	assert_int_equal(hca_poll(p.src, (enum hca_cq_kind)2, &wc), -EINVAL);
+	assert_int_equal(hca_poll(p.src, (enum hca_cq_kind)3, &wc), -EINVAL);
 	assert_int_equal(hca_wait(NULL, HCA_CQ_SEND, 1000, &wc), -EINVAL);
 	assert_int_equal(hca_wait(p.src, HCA_CQ_SEND, 1000, NULL), -EINVAL);
-	assert_int_equal(hca_wait(p.src, (enum hca_cq_kind)2, 1000, &wc), -EINVAL);
+	assert_int_equal(hca_wait(p.src, (enum hca_cq_kind)3, 1000, &wc), -EINVAL);
 	assert_int_equal(hca_qp_to_error(NULL), -EINVAL);
 	assert_int_equal(hca_ep_send_outstanding(p.src), 0);
 	assert_int_equal(hca_world_live_objects(p.w), 5);

@@ -21,6 +21,7 @@
 #include "vocab/cause.h"
 #include "sim/mem.h"
 #include "transport/hca.h"
+#include "transport/profile.h"
 #include "transport/wire.h"
 
 struct stream_buf;
@@ -52,6 +53,10 @@ struct proto_opts {
 	/* source: the destination is a real QEMU, which confirms nothing after EOF (its
 	 * verdict is only on its own QMP): proto_src_await_peer does not wait for it */
 	bool peer_is_qemu;
+	/* the peer this side plays (transport/profile.h): migbed's own, or a QEMU version's
+	 * behaviour (shared CQ, unbounded waits, ...) */
+	enum proto_impl impl;
+	uint64_t seed;                 /* the run's: a profile's "uninitialised" bytes come from it */
 };
 void proto_opts_defaults(struct proto_opts *o);
 

@@ -2,6 +2,7 @@
 #include "transport/proto_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +63,8 @@ int ctl_post_send(struct ctl *c, uint32_t type, uint32_t repeat, const void *dat
 {
 	if (len > WIRE_CONTROL_MAX_DATA)
 		return cause_set(cx, CAUSE_INTERNAL, "control message of %u bytes exceeds 512 KiB", len);
-	struct wire_hdr h = { .len = len, .type = type, .repeat = repeat };
+	struct wire_hdr h = { .len = len, .type = type, .repeat = repeat,
+			      .padding = type == WIRE_QEMU_FILE ? c->file_padding : 0 };
 	uint8_t *b = c->buf[WIRE_SLOT_CONTROL];
 	wire_hdr_encode(&h, b, WIRE_HDR_BYTES);
 	if (len)
@@ -185,4 +187,21 @@ int proto_negotiate_chunk(unsigned src_shift, bool dst_announced, unsigned dst_s
 	if (src_shift > theirs)
 		*use_shift = theirs;
 	return 0;
+}
+
+const char *proto_wrid_str(uint64_t wr_id, char *buf, size_t n)
+{
+	uint32_t type = wire_wrid_type(wr_id);
+	const char *name = type >= WIRE_WRID_RECV_CONTROL ? "CONTROL RECV"
+			   : type >= WIRE_WRID_SEND_CONTROL ? "CONTROL SEND"
+			   : type == WIRE_WRID_RDMA_WRITE ? "WRITE RDMA" : "NONE";
+	snprintf(buf, n, "%s (%u)", name, type);
+	return buf;
+}
+
+bool proto_cause_is_hang(int cause)
+{
+	if (cause < 0)
+		cause = -cause;
+	return cause == CAUSE_QEMU_HANG || cause == CAUSE_COMPLETION_DROPPED;
 }

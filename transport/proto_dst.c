@@ -21,6 +21,7 @@ enum dst_phase {
 	D_WAIT_MSG,         /* waiting for a message in slot 0 */
 	D_RESP_SENT,        /* waiting for a response's send completion */
 	D_ERROR_SENT,       /* failed: waiting (bounded) for the ERROR's send completion */
+	D_HUNG,             /* failed as a QEMU that would wait forever: silent, connected */
 	D_DONE
 };
 
@@ -53,6 +54,9 @@ struct proto_dst {
 	bool verified, device_ok;
 	struct proto_stats st;
 	struct cause_ctx cx;
+	const struct proto_profile *prof;
+	/* one shared CQ (QEMU <= 6.1): the message RECV dropped while waiting for a send completion */
+	struct { bool active; uint64_t got, t_ns; } dropped;
 };
 
 static evlog *ev(proto_dst *d) { return hca_world_evlog(d->w); }
@@ -76,6 +80,10 @@ static int fail(proto_dst *d, int cause, const char *fmt, ...)
 		return -cause;
 	d->state = PROTO_DST_FAILED;
 	evlog_emit(ev(d), DST_LOG, "fail", "cause=%s", cause_name(d->cx.cause));
+	if (proto_cause_is_hang(d->cx.cause)) {   /* QEMU would still be waiting: no ERROR, no disconnect */
+		d->phase = D_HUNG;
+		return -cause;
+	}
 	struct cause_ctx tmp = { 0 };
 	if (d->connected && !d->received_error && d->cx.cause != CAUSE_PEER_DISCONNECTED &&
 	    ctl_post_send(&d->ctl, WIRE_ERROR, 1, NULL, 0, &tmp) == 0) {
@@ -115,6 +123,7 @@ int proto_dst_new(hca_world *w, mem *m, const struct proto_opts *o, proto_dst **
 	d->w = w;
 	d->m = m;
 	d->o = *o;
+	d->prof = proto_profile(o->impl);
 	d->cx.side = DST;
 	d->n_blocks = mem_n_blocks(m);
 	d->blocks = calloc(d->n_blocks, sizeof *d->blocks);
@@ -190,7 +199,11 @@ static int accept_request(proto_dst *d, const struct hca_cm_event *req)
 	}
 	if (caps.version != WIRE_CAP_VERSION) {
 		hca_reject(d->ep);
-		return fail(d, CAUSE_VERSION_UNSUPPORTED, "Unknown source RDMA version: %u, bailing...", caps.version);
+		return fail(d, CAUSE_VERSION_UNSUPPORTED, "Unknown source RDMA version: %u, bailing...%s", caps.version,
+			    !d->prof->qemu ? ""
+			    : d->prof->accept_returns_ok
+				? " (QEMU <= 8.1 then returns success from accept with nothing set up and crashes, SIGSEGV, at its first READY)"
+				: " | RDMA ERROR: Migration initialization failed");
 	}
 	bool announce = d->o.negotiate && (caps.flags & WIRE_CAP_CHUNK_SIZE);
 	caps.flags &= WIRE_CAP_PIN_ALL;          /* mask what this side does not know */
@@ -380,7 +393,7 @@ static int on_compress(proto_dst *d, const struct wire_hdr *h)
 	struct wire_compress c;
 	if (wire_compress_decode(ctl_data(&d->ctl, WIRE_SLOT_READY), h->len, &c) < 0)
 		return fail(d, CAUSE_MESSAGE_MALFORMED, "COMPRESS of %u bytes", h->len);
-	if (c.value != 0)
+	if (c.value != 0 && !d->prof->compress_fill)
 		return fail(d, CAUSE_BAD_COMPRESS, "rdma: Zero page with non-zero (%u) value", c.value);
 	if (c.block_idx >= d->n_src)
 		return fail(d, CAUSE_BAD_COMPRESS, "rdma: 'compress' bad block index %u (vs %zu)", c.block_idx, d->n_src);
@@ -391,7 +404,13 @@ static int on_compress(proto_dst *d, const struct wire_hdr *h)
 	    (c.offset - db->offset) % ps || c.length % ps)
 		return fail(d, CAUSE_BAD_COMPRESS, "rdma: compress range %llx+%llx outside block %s",
 			    (unsigned long long)c.offset, (unsigned long long)c.length, mem_block_name(d->m, b));
-	mem_zero_pages(d->m, b, (c.offset - db->offset) / ps, c.length / ps);
+	if (c.value != 0) {   /* QEMU before the check: memset(host, value, length), silently */
+		evlog_emit(ev(d), DST_LOG, "compress_fill", "value=%u byte=0x%02x impl=%s", c.value,
+			   (unsigned)(uint8_t)c.value, d->prof->name);
+		mem_fill_pages(d->m, b, (c.offset - db->offset) / ps, c.length / ps, (uint8_t)c.value);
+	} else {
+		mem_zero_pages(d->m, b, (c.offset - db->offset) / ps, c.length / ps);
+	}
 	d->st.zero_pages += c.length / ps;
 	return 0;
 }
@@ -617,12 +636,33 @@ static int on_send_done(proto_dst *d, const struct hca_wc *wc)
 	return 1;
 }
 
+static int on_recv_failed(proto_dst *d, const struct hca_wc *wc);
+
+/* QEMU <= 6.1, one CQ: block_for_wrid(CONTROL SEND) took the source's next message off the
+ * shared CQ and dropped it; the wait for it that follows never ends. */
+static int shared_recv(proto_dst *d, const struct hca_wc *wc)
+{
+	if (!CTL_WRID_IS_RECV(wc->wr_id) || wc->status != HCA_WC_SUCCESS)
+		return on_recv_failed(d, wc);
+	d->st.wrid_misses++;
+	if (wc->wr_id == CTL_WRID_RECV(WIRE_SLOT_READY) && !d->dropped.active) {
+		d->dropped.active = true;
+		d->dropped.got = wc->wr_id;
+		d->dropped.t_ns = wc->t_ns;
+	}
+	evlog_emit(ev(d), DST_LOG, "wrid_dropped", "want=%u got=%llu impl=%s", WIRE_WRID_SEND_CONTROL,
+		   (unsigned long long)wc->wr_id, d->prof->name);
+	return 1;
+}
+
 static int poll_send(proto_dst *d)
 {
 	struct hca_wc wc;
-	int rc = hca_poll(d->ep, HCA_CQ_SEND, &wc);
+	int rc = hca_poll(d->ep, d->prof->shared_cq ? HCA_CQ_ANY : HCA_CQ_SEND, &wc);
 	if (rc < 0)
 		return fail(d, CAUSE_INTERNAL, "ibv_poll_cq: %s", strerror(-rc));
+	if (rc > 0 && wc.opcode == HCA_WC_OP_RECV)
+		return shared_recv(d, &wc);
 	if (rc > 0)
 		return on_send_done(d, &wc);
 	if (d->phase == D_ERROR_SENT && now(d) >= d->error_deadline_ns) {
@@ -651,27 +691,45 @@ static int own_send_failure(proto_dst *d)
 	return 0;
 }
 
+/* A RECV completion that is no message: a wr_id never posted, a flush, an error status. */
+static int on_recv_failed(proto_dst *d, const struct hca_wc *wc)
+{
+	int rc;
+	if (!CTL_WRID_IS_RECV(wc->wr_id)) {
+		stamp_wc(d, wc);
+		return fail(d, CAUSE_INTERNAL, "recv completion with wr_id 0x%llx, which was never posted",
+			    (unsigned long long)wc->wr_id);
+	}
+	if (wc->status == HCA_WC_WR_FLUSH_ERR && (rc = own_send_failure(d)) != 0)
+		return rc;
+	stamp_wc(d, wc);
+	return fail(d, ctl_status_cause(wc->status, CAUSE_CONTROL_RECV_ERROR),
+		    "rdma migration: recv polling control error! status=%s (%s)",
+		    hca_wc_status_name(wc->status), hca_wc_status_str(wc->status));
+}
+
 static int poll_recv(proto_dst *d)
 {
 	struct hca_wc wc;
-	int rc = hca_poll(d->ep, HCA_CQ_RECV, &wc);
+	if (d->dropped.active) {
+		char got[32];
+		return fail(d, CAUSE_COMPLETION_DROPPED,
+			    "%s would wait here forever for the source's next message, %s: it was taken off the one CQ "
+			    "and dropped at %llu us while waiting for CONTROL SEND (%u) (\"A Wanted wrid CONTROL SEND (%u) but got %s\")",
+			    d->prof->name, proto_wrid_str(d->dropped.got, got, sizeof got),
+			    (unsigned long long)(d->dropped.t_ns / 1000), WIRE_WRID_SEND_CONTROL, WIRE_WRID_SEND_CONTROL, got);
+	}
+	int rc = hca_poll(d->ep, d->prof->shared_cq ? HCA_CQ_ANY : HCA_CQ_RECV, &wc);
 	if (rc < 0)
 		return fail(d, CAUSE_INTERNAL, "ibv_poll_cq: %s", strerror(-rc));
 	if (rc == 0)
 		return poll_cm(d);
-	if (!CTL_WRID_IS_RECV(wc.wr_id)) {
-		stamp_wc(d, &wc);
-		return fail(d, CAUSE_INTERNAL, "recv completion with wr_id 0x%llx, which was never posted",
-			    (unsigned long long)wc.wr_id);
+	if (wc.opcode != HCA_WC_OP_RECV) {     /* one shared CQ: a send completion, nothing waits for it */
+		d->st.wrid_misses++;
+		return 1;
 	}
-	if (wc.status == HCA_WC_WR_FLUSH_ERR && (rc = own_send_failure(d)) != 0)
-		return rc;
-	if (wc.status != HCA_WC_SUCCESS) {
-		stamp_wc(d, &wc);
-		return fail(d, ctl_status_cause(wc.status, CAUSE_CONTROL_RECV_ERROR),
-			    "rdma migration: recv polling control error! status=%s (%s)",
-			    hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
-	}
+	if (!CTL_WRID_IS_RECV(wc.wr_id) || wc.status != HCA_WC_SUCCESS)
+		return on_recv_failed(d, &wc);
 	if (wc.wr_id != CTL_WRID_RECV(WIRE_SLOT_READY)) {
 		d->st.wrid_misses++;
 		return 1;
@@ -736,5 +794,10 @@ bool proto_dst_pin_all(const proto_dst *d) { return d->pin_all; }
 
 int proto_dst_fail(proto_dst *d, int cause, const char *detail)
 {
+	if (cause == CAUSE_TIMEOUT && d->prof->qemu && d->state == PROTO_DST_RUNNING)
+		return fail(d, CAUSE_QEMU_HANG, "%s would wait here forever for %s (%s)", d->prof->name,
+			    d->phase == D_WAIT_MSG ? "the source's next control message (CONTROL RECV 4000)"
+			    : d->phase == D_LISTEN ? "a source to connect"
+			    : "a control SEND's completion (CONTROL SEND 2000)", detail);
 	return fail(d, cause, "%s", detail);
 }

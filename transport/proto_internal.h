@@ -14,6 +14,7 @@ struct ctl {
 	struct proto_stats *stats;
 	uint8_t *buf[WIRE_SLOTS];
 	hca_mr *mr[WIRE_SLOTS];
+	uint32_t file_padding;         /* the padding of QEMU FILE headers (QEMU <= 8.1: stack bytes) */
 };
 
 /* Allocate and register the three control buffers. 0 or -CAUSE_CONTROL_REG_FAILED
@@ -45,6 +46,13 @@ int ctl_status_cause(int status, int fallback);
 /* Map a hca_wait / poll error (-ECONNRESET, -ENODEV, other) to a cause. */
 int ctl_wait_cause(int rc);
 const uint8_t *ctl_data(const struct ctl *c, enum wire_slot slot);
+
+/* A wr_id as QEMU's traces print one: "CONTROL RECV (4001)", "WRITE RDMA (1)" (the type
+ * part), into buf; returns buf. */
+const char *proto_wrid_str(uint64_t wr_id, char *buf, size_t n);
+/* A cause that means "this side would hang here" (QEMU_HANG, COMPLETION_DROPPED): a side
+ * playing QEMU sends no ERROR for it (QEMU would still be waiting). */
+bool proto_cause_is_hang(int cause);
 
 #define CTL_WRID_RECV(slot) ((uint64_t)WIRE_WRID_RECV_CONTROL + (uint64_t)(slot))
 /* A wr_id migbed posts RECVs with (any slot). */

@@ -1,5 +1,6 @@
 /* proto_src - the source side of QEMU's RDMA migration protocol (see proto.h). */
 #include "transport/proto_internal.h"
+#include "sim/prng.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -50,16 +51,57 @@ struct proto_src {
 	struct stream_buf filtered; /* out after o.stream_out_filter */
 	struct proto_stats st;
 	struct cause_ctx cx;
+	const struct proto_profile *prof;
+	/* one shared CQ (QEMU <= 6.1): a RECV dropped while waiting for another wr_id, per slot */
+	struct dropped { bool active; uint64_t want; uint64_t t_ns; } dropped[WIRE_SLOTS];
+	/* QEMU <= 8.1's save_page: the first polling error it printed and went on from */
+	struct cause_ctx swallowed;
+	bool swallowing;            /* proto_src_poll handles a failed completion: swallow it */
+	uint32_t file_repeat;       /* the QEMU FILE header's repeat (QEMU <= 8.1: stack bytes) */
 };
+
+/* The side stopped (cx just recorded) after QEMU <= 8.1's save_page swallowed an earlier
+ * polling error: that error is the cause, at its own time; where the side stopped is told. */
+static void merge_swallowed(proto_src *s)
+{
+	if (!s->swallowed.cause)
+		return;
+	char later[CAUSE_DETAIL_MAX];
+	snprintf(later, sizeof later, "%s", s->cx.detail);
+	char all[3 * CAUSE_DETAIL_MAX];
+	snprintf(all, sizeof all, "%s; %s went on and stopped later at %s: %s", s->swallowed.detail, s->prof->name,
+		 cause_name(s->cx.cause), later);
+	size_t n = strnlen(all, sizeof s->cx.detail - 1);   /* a long detail is cut */
+	memcpy(s->cx.detail, all, n);
+	s->cx.detail[n] = '\0';
+	s->cx.cause = s->swallowed.cause;
+	s->cx.t_ns = s->swallowed.t_ns;
+	s->swallowed.cause = 0;
+}
 
 static int vfail(proto_src *s, uint64_t t_ns, int cause, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
 static int vfail(proto_src *s, uint64_t t_ns, int cause, const char *fmt, va_list ap)
 {
+	if (s->swallowing && s->cx.cause == 0 && s->swallowed.cause == 0) {
+		/* QEMU <= 8.1's save_page: the polling error is printed, its `ret` shadowed, and the
+		 * migration goes on (fixed in 8.2 by "Fix save_page method to fail on polling error") */
+		struct cause_ctx *w = &s->swallowed;
+		int n = vsnprintf(w->detail, sizeof w->detail, fmt, ap);
+		if (n >= 0 && (size_t)n < sizeof w->detail)
+			snprintf(w->detail + n, sizeof w->detail - (size_t)n,
+				 " (%s's save_page printed this polling error and went on)", s->prof->name);
+		w->cause = cause_checked(cause, w->detail, sizeof w->detail);
+		w->t_ns = t_ns;
+		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "poll_error_swallowed", "cause=%s impl=%s",
+			   cause_name(w->cause), s->prof->name);
+		return 0;
+	}
 	if (s->cx.cause == 0) {
 		vsnprintf(s->cx.detail, sizeof s->cx.detail, fmt, ap);
 		s->cx.cause = cause_checked(cause, s->cx.detail, sizeof s->cx.detail);
 		s->cx.t_ns = t_ns;
+		merge_swallowed(s);
 		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "fail", "cause=%s", cause_name(s->cx.cause));
 	}
 	return -cause_checked(cause, NULL, 0);
@@ -94,6 +136,7 @@ static int noted(proto_src *s, int rc)
 {
 	if (rc < 0 && s->cx.t_ns == 0) {
 		s->cx.t_ns = vclock_now_ns(hca_world_clock(s->w));
+		merge_swallowed(s);
 		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "fail", "cause=%s", cause_name(s->cx.cause));
 	}
 	return rc;
@@ -141,6 +184,7 @@ int proto_src_new(hca_world *w, mem *m, const struct proto_opts *o, proto_src **
 	s->w = w;
 	s->m = m;
 	s->o = *o;
+	s->prof = proto_profile(o->impl);
 	s->cx.side = SRC;
 	int rc = blocks_init(s);
 	if (rc) {
@@ -192,7 +236,7 @@ void proto_src_free(proto_src *s)
 	if (!s)
 		return;
 	if (s->ep) {
-		if (s->connected && s->cx.cause && !s->received_error)
+		if (s->connected && s->cx.cause && !s->received_error && !proto_cause_is_hang(s->cx.cause))
 			send_error(s);
 		if (s->connected)
 			hca_disconnect(s->ep);
@@ -243,12 +287,41 @@ static int on_send_wc(proto_src *s, const struct hca_wc *wc)
 
 static int own_send_failure(proto_src *s);
 
+/* The CQ a read of cq takes from: cq, or both as one for a profile with one shared CQ. */
+static enum hca_cq_kind cq_of(const proto_src *s, enum hca_cq_kind cq)
+{
+	return s->prof->shared_cq ? HCA_CQ_ANY : cq;
+}
+
+/* QEMU <= 6.1: block_for_wrid took this RECV off the shared CQ while it waited for `want`, and
+ * dropped it (its trace: "A Wanted wrid ... but got ..."). Waiting for it later never ends. */
+static void note_dropped(proto_src *s, const struct hca_wc *wc, uint64_t want)
+{
+	enum wire_slot slot = (enum wire_slot)(wc->wr_id - CTL_WRID_RECV(0));
+	if (!s->dropped[slot].active)
+		s->dropped[slot] = (struct dropped){ .active = true, .want = want, .t_ns = wc->t_ns };
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "wrid_dropped", "want=%llu got=%llu impl=%s",
+		   (unsigned long long)want, (unsigned long long)wc->wr_id, s->prof->name);
+}
+
+/* A wait for the RECV of slot, which the shared CQ dropped before: QEMU would wait forever. */
+static int fail_dropped(proto_src *s, enum wire_slot slot, const char *what)
+{
+	const struct dropped *dr = &s->dropped[slot];
+	char want[32], got[32];
+	return fail(s, CAUSE_COMPLETION_DROPPED,
+		    "%s would wait here forever for %s (wr_id %s): it was taken off the one CQ and dropped at "
+		    "%llu us while waiting for %s (\"A Wanted wrid %s but got %s\")",
+		    s->prof->name, what, proto_wrid_str(CTL_WRID_RECV(slot), got, sizeof got),
+		    (unsigned long long)(dr->t_ns / 1000), proto_wrid_str(dr->want, want, sizeof want), want, got);
+}
+
 /* One RECV completion seen between exchanges (QEMU's qemu_rdma_save_page polls the recv CQ
  * after every page): the READY the next exchange would wait for is consumed here; a failed or
  * flushed RECV fails the source now, not at its next control message. QEMU takes whatever
  * arrives in the READY slot for READY, an ERROR included; migbed names the peer's ERROR
  * (PEER_ERROR) instead (docs/protocol.md, 'Deliberate differences'). */
-static int on_recv_between(proto_src *s, const struct hca_wc *wc)
+static int on_recv_between(proto_src *s, const struct hca_wc *wc, uint64_t want)
 {
 	int rc;
 	if (!CTL_WRID_IS_RECV(wc->wr_id))
@@ -262,6 +335,15 @@ static int on_recv_between(proto_src *s, const struct hca_wc *wc)
 			       hca_wc_status_name(wc->status), hca_wc_status_str(wc->status));
 	if (!s->ready_expected || wc->wr_id != CTL_WRID_RECV(WIRE_SLOT_READY)) {
 		s->st.wrid_misses++;          /* nothing waits for it: dropped, as QEMU does */
+		if (want && s->prof->shared_cq)
+			note_dropped(s, wc, want);
+		return 0;
+	}
+	if (s->prof->error_as_ready) {
+		/* QEMU's qemu_rdma_poll clears the READY credit for any RECV it sees here, without
+		 * reading it: an ERROR is taken for READY (the failure shows at the next send) */
+		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "ready_credit", "how=polled impl=%s", s->prof->name);
+		s->ready_expected = false;
 		return 0;
 	}
 	struct wire_hdr h;
@@ -274,6 +356,23 @@ static int on_recv_between(proto_src *s, const struct hca_wc *wc)
 	return 0;
 }
 
+static int on_send_between(proto_src *s, const struct hca_wc *wc, uint64_t want)
+{
+	(void)want;
+	return on_send_wc(s, wc);
+}
+
+/* One completion polled between pages; a profile that swallows polling errors there (QEMU
+ * <= 8.1) records the first failed one aside and goes on (vfail, merge_swallowed). */
+static int polled(proto_src *s, const struct hca_wc *wc,
+		  int (*handle)(proto_src *, const struct hca_wc *, uint64_t))
+{
+	s->swallowing = s->prof->swallow_poll_error && wc->status != HCA_WC_SUCCESS;
+	int rc = handle(s, wc, 0);
+	s->swallowing = false;
+	return rc < 0 && s->cx.cause == 0 ? 0 : rc;
+}
+
 int proto_src_poll(proto_src *s)
 {
 	struct hca_wc wc;
@@ -283,18 +382,23 @@ int proto_src_poll(proto_src *s)
 			return fail(s, CAUSE_INTERNAL, "ibv_poll_cq failed: %s", strerror(-rc));
 		if (rc == 0)
 			break;
-		if ((rc = on_recv_between(s, &wc)))
+		if ((rc = polled(s, &wc, on_recv_between)))
 			return rc;
 	}
-	for (int i = 0; i < 4096; i++) {
-		int rc = hca_poll(s->ep, HCA_CQ_SEND, &wc);
+	for (int i = 0; i < 4096 + WIRE_SLOTS; i++) {
+		int rc = hca_poll(s->ep, cq_of(s, HCA_CQ_SEND), &wc);
 		if (rc < 0)
 			return fail(s, CAUSE_INTERNAL, "ibv_poll_cq failed: %s", strerror(-rc));
 		if (rc == 0)
 			break;
+		if (wc.opcode == HCA_WC_OP_RECV) {     /* one shared CQ */
+			if ((rc = polled(s, &wc, on_recv_between)))
+				return rc;
+			continue;
+		}
 		if (wire_wrid_type(wc.wr_id) != WIRE_WRID_RDMA_WRITE)
 			s->st.wrid_misses++;
-		rc = on_send_wc(s, &wc);
+		rc = polled(s, &wc, on_send_between);
 		if (rc)
 			return rc;
 	}
@@ -324,7 +428,10 @@ static int own_send_failure(proto_src *s)
 /* Block for a completion on cq; `what` names it for the TIMEOUT or disconnect cause. */
 static int wait_wc(proto_src *s, enum hca_cq_kind cq, struct hca_wc *wc, const char *what)
 {
-	int rc = hca_wait(s->ep, cq, s->o.wait_timeout_ns, wc);
+	int rc = hca_wait(s->ep, cq_of(s, cq), s->o.wait_timeout_ns, wc);
+	if (rc == 0 && s->prof->qemu)
+		return fail(s, CAUSE_QEMU_HANG, "%s would wait here forever for %s (migbed gave up after %llu ms)",
+			    s->prof->name, what, (unsigned long long)(s->o.wait_timeout_ns / 1000000));
 	if (rc == 0)
 		return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for %s",
 			    (unsigned long long)(s->o.wait_timeout_ns / 1000000), what);
@@ -350,11 +457,16 @@ static int wait_control_sent(proto_src *s, uint32_t type)
 	uint64_t bound = hca_ep_send_outstanding(s->ep);   /* a dropped completion is not counted */
 	if (bound < s->outstanding + 1)
 		bound = s->outstanding + 1;
-	for (uint64_t i = 0; i < bound; i++) {
+	for (uint64_t i = 0; i < bound + WIRE_SLOTS; i++) {   /* + the RECVs a shared CQ gives */
 		struct hca_wc wc;
 		int rc = wait_send_wc(s, &wc, what);
 		if (rc)
 			return rc;
+		if (wc.opcode == HCA_WC_OP_RECV) {
+			if ((rc = on_recv_between(s, &wc, WIRE_WRID_SEND_CONTROL)))
+				return rc;
+			continue;
+		}
 		rc = on_send_wc(s, &wc);
 		if (rc)
 			return rc;
@@ -371,11 +483,20 @@ static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, s
 {
 	char what[64];
 	snprintf(what, sizeof what, "%s from the destination", wire_type_name(want));
-	for (int i = 0; i < 8; i++) {
+	if (s->dropped[slot].active)
+		return fail_dropped(s, slot, what);
+	/* a shared CQ also gives every send completion still to come */
+	uint64_t bound = 8 + (s->prof->shared_cq ? s->outstanding + hca_ep_send_outstanding(s->ep) : 0);
+	for (uint64_t i = 0; i < bound; i++) {
 		struct hca_wc wc;
 		int rc = wait_wc(s, HCA_CQ_RECV, &wc, what);
 		if (rc)
 			return rc;
+		if (wc.opcode != HCA_WC_OP_RECV) {     /* one shared CQ: QEMU's qemu_rdma_poll books it */
+			if ((rc = on_send_wc(s, &wc)))
+				return rc;
+			continue;
+		}
 		if (!CTL_WRID_IS_RECV(wc.wr_id))
 			return fail_wc(s, &wc, CAUSE_INTERNAL, "recv completion with wr_id 0x%llx, which was never posted",
 				       (unsigned long long)wc.wr_id);
@@ -386,6 +507,11 @@ static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, s
 				    "rdma migration: recv polling control error! waiting for %s: status=%s (%s)",
 				    what, hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
 		if (wc.wr_id != CTL_WRID_RECV(slot)) {
+			if (s->prof->shared_cq) {   /* the READY credit is taken, anything else dropped */
+				if ((rc = on_recv_between(s, &wc, CTL_WRID_RECV(slot))))
+					return rc;
+				continue;
+			}
 			s->st.wrid_misses++;
 			evlog_emit(hca_world_evlog(s->w), SRC_LOG, "wrid_miss", "want=%llu got=%llu",
 				   (unsigned long long)CTL_WRID_RECV(slot), (unsigned long long)wc.wr_id);
@@ -515,6 +641,11 @@ int proto_src_connect(proto_src *s, const char *addr)
 		return fail(s, CAUSE_DEVICE_SETUP_FAILED, "rdma migration: error allocating qp! (%s)", strerror(-rc));
 	if ((rc = noted(s, ctl_init(&s->ctl, s->ep, SRC, &s->st, &s->cx))))
 		return rc;
+	if (s->prof->uninit_header) {   /* QEMU <= 8.1: whatever the stack held, one value per run here */
+		uint64_t st = s->o.seed ^ UINT64_C(0x51a7c0de), junk = prng_splitmix64(&st);
+		s->file_repeat = (uint32_t)junk;
+		s->ctl.file_padding = (uint32_t)(junk >> 32);
+	}
 	if ((rc = noted(s, ctl_post_recv(&s->ctl, WIRE_SLOT_READY, &s->cx))))
 		return rc;
 	struct hca_cm_event reply;
@@ -566,8 +697,8 @@ int proto_src_flush(proto_src *s)
 		size_t n = send->len - off;
 		if (n > WIRE_QEMU_FILE_MAX)
 			n = WIRE_QEMU_FILE_MAX;
-		/* repeat 0: QEMU >= 8.2 zeroes the header (<= 8.1 left it uninitialised) */
-		rc = exchange_send(s, WIRE_QEMU_FILE, 0, send->data + off, (uint32_t)n, 0, NULL, NULL);
+		/* repeat 0: QEMU >= 8.2 zeroes the header (<= 8.1 left it uninitialised: file_repeat) */
+		rc = exchange_send(s, WIRE_QEMU_FILE, s->file_repeat, send->data + off, (uint32_t)n, 0, NULL, NULL);
 		if (rc)
 			return rc;
 		s->st.file_bytes += n;
@@ -589,8 +720,14 @@ static int wait_one_write(proto_src *s, const char *what)
 {
 	struct hca_wc wc;
 	int rc = wait_send_wc(s, &wc, what);
+	for (int i = 0; rc == 0 && wc.opcode == HCA_WC_OP_RECV && i < WIRE_SLOTS; i++) {   /* one shared CQ */
+		if ((rc = on_recv_between(s, &wc, wire_wrid_write(0, 0))) == 0)
+			rc = wait_send_wc(s, &wc, what);
+	}
 	if (rc)
 		return rc;
+	if (wc.opcode == HCA_WC_OP_RECV)
+		return fail(s, CAUSE_INTERNAL, "more RECV completions than RECVs posted while waiting for %s", what);
 	if (wire_wrid_type(wc.wr_id) != WIRE_WRID_RDMA_WRITE)
 		s->st.wrid_misses++;
 	return on_send_wc(s, &wc);

@@ -59,6 +59,7 @@ struct cfg {
 	const struct mem_block_spec *src_blocks, *dst_blocks;
 	size_t n_src_blocks, n_dst_blocks;
 	bool no_dst;               /* the test brings its own destination */
+	enum proto_impl src_impl;  /* the peer the source plays (transport/profile.h) */
 };
 
 struct rig {
@@ -85,6 +86,7 @@ static void opts_of(struct proto_opts *o, unsigned shift, bool pin_all, const st
 	o->pin_all = pin_all;
 	o->negotiate = c->negotiate;
 	o->refuse_mismatch = c->refuse;
+	o->impl = c->src_impl;     /* the destination ignores what only a source does */
 	if (c->caps_version)
 		o->caps_version = c->caps_version;
 }
@@ -196,13 +198,19 @@ static void rig_start(struct rig *r)
 
 /* The common start of a test: default configuration (pin-all on both sides or not), both
  * ends open, connected and in their first round. */
-static void rig_open_started(struct rig *r, bool pin_all)
+static void rig_open_started_as(struct rig *r, bool pin_all, enum proto_impl src_impl)
 {
 	struct cfg c;
 	cfg_defaults(&c);
 	c.src_pin_all = c.dst_pin_all = pin_all;
+	c.src_impl = src_impl;
 	rig_open(r, &c);
 	rig_start(r);
+}
+
+static void rig_open_started(struct rig *r, bool pin_all)
+{
+	rig_open_started_as(r, pin_all, PROTO_IMPL_MIGBED);
 }
 
 /* End the round, then device state, VERIFY and EOF; the destination must confirm. */
@@ -1001,6 +1009,62 @@ static void test_poll_consumes_ready_and_error(void **state)
 	rig_close(&r, PROTO_DST_FAILED);
 }
 
+/* QEMU's save_page poll clears the READY credit for any RECV without reading it: a source
+ * playing QEMU takes the destination's ERROR for READY, and fails only at its next send. */
+static void test_poll_takes_error_for_ready_as_qemu(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_open_started_as(&r, false, PROTO_IMPL_QEMU_7_2);
+	hca_sleep(r.w, 1000000);
+	assert_int_equal(proto_src_poll(r.s), 0);
+	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
+	proto_dst_fail(r.d, CAUSE_NOT_CONVERGED, "test: the destination gives up");
+	hca_sleep(r.w, 1000000);                     /* its ERROR arrives in the READY slot */
+	uint64_t errors = proto_src_stats(r.s)->msgs_recv[WIRE_ERROR];
+	assert_int_equal(proto_src_poll(r.s), 0);    /* taken for READY: no cause */
+	assert_int_equal(proto_src_cause(r.s)->cause, 0);
+	assert_int_equal(proto_src_stats(r.s)->msgs_recv[WIRE_ERROR], errors);   /* never read */
+	int rc = proto_src_reg_start(r.s);           /* the next send meets the failed peer */
+	assert_true(rc < 0);
+	assert_int_not_equal(proto_src_cause(r.s)->cause, 0);
+	assert_int_not_equal(proto_src_cause(r.s)->cause, CAUSE_PEER_ERROR);
+	rig_close(&r, PROTO_DST_FAILED);
+}
+
+/* QEMU <= 8.1's save_page prints a polling error and goes on (a shadowed `ret`); the cause is
+ * still that error, at its time, and says where the side stopped. 8.2 fails at once. */
+static void test_poll_swallows_a_failed_write_before_8_2(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_open_started_as(&r, false, PROTO_IMPL_QEMU_7_2);
+	add_fault(&r, "wc.write@src #1 -> status(GENERAL_ERR)");
+	save_dirty(&r, 0, 0);
+	assert_int_equal(proto_src_flush(r.s), 0);
+	hca_sleep(r.w, 1000000);
+	uint64_t t_fail = vclock_now_ns(hca_world_clock(r.w));
+	assert_int_equal(proto_src_poll(r.s), 0);    /* swallowed */
+	assert_int_equal(proto_src_cause(r.s)->cause, 0);
+	int rc = proto_src_reg_stop(r.s, false);     /* the QP's error shows here: rc names that */
+	assert_true(rc < 0);
+	assert_int_equal(proto_src_cause(r.s)->cause, CAUSE_WRITE_COMPLETION_ERROR);
+	assert_non_null(strstr(proto_src_cause(r.s)->detail, "status=GENERAL_ERR"));
+	assert_non_null(strstr(proto_src_cause(r.s)->detail, "qemu-7.2's save_page printed this polling error and went on"));
+	assert_non_null(strstr(proto_src_cause(r.s)->detail, "qemu-7.2 went on and stopped later at"));
+	assert_true(proto_src_cause(r.s)->t_ns <= t_fail);
+	rig_close(&r, PROTO_DST_RUNNING);
+
+	rig_open_started_as(&r, false, PROTO_IMPL_QEMU_8_2);
+	add_fault(&r, "wc.write@src #1 -> status(GENERAL_ERR)");
+	save_dirty(&r, 0, 0);
+	assert_int_equal(proto_src_flush(r.s), 0);
+	hca_sleep(r.w, 1000000);
+	assert_cause(r.s, proto_src_poll(r.s), CAUSE_WRITE_COMPLETION_ERROR, "status=GENERAL_ERR");
+	assert_null(strstr(proto_src_cause(r.s)->detail, "went on"));
+	rig_close(&r, PROTO_DST_RUNNING);
+}
+
 /* ---- after EOF ------------------------------------------------------------------------------ */
 
 /* The destination sends something other than ERROR (here the READY of a round the source
@@ -1574,6 +1638,8 @@ int main(void)
 		cmocka_unit_test(test_error_after_many_writes_in_flight),
 		cmocka_unit_test(test_more_than_512_writes_in_flight),
 		cmocka_unit_test(test_poll_consumes_ready_and_error),
+		cmocka_unit_test(test_poll_takes_error_for_ready_as_qemu),
+		cmocka_unit_test(test_poll_swallows_a_failed_write_before_8_2),
 		cmocka_unit_test(test_await_peer_unexpected_message),
 		cmocka_unit_test(test_await_peer_failed_recv),
 		cmocka_unit_test(test_await_peer_qemu_destination),

@@ -179,6 +179,13 @@ X(TIMEOUT, PRIMARY, "a bounded wait expired", \
   "(QEMU waits without a bound here: it hangs) | " \
   "[7.2 observed src: active until the peer gives up] Was expecting a READY (2) control message, but got: ERROR (1), length: 0 | " \
   "[7.2 observed dst] Was expecting a QEMU FILE (3) control message, but got: ERROR (1), length: 0") \
+X(QEMU_HANG, PRIMARY, "a side playing a QEMU version would wait here forever (QEMU's control waits have no bound)", \
+  "the detail names the QEMU version and what it waits for; migbed's own bound (--wait-timeout-ms) ended the wait; the peer's cause says why nothing came", \
+  "(QEMU prints nothing: the migration stays active, query-migrate shows no progress, until it is cancelled)") \
+X(COMPLETION_DROPPED, PRIMARY, "a completion this side waits for was dropped earlier: one shared CQ (QEMU <= 6.1) took it while waiting for another wr_id", \
+  "QEMU before 6.2 polled one CQ for sends and receives and dropped a RECV that arrived before the SEND completion it waited for (soft-RoCE reorders them); fixed in 6.2 by separate CQs: upgrade", \
+  "(trace) A Wanted wrid CONTROL SEND (2000) but got CONTROL RECV (4000) | (trace) A Wanted wrid WRITE RDMA (1) but got CONTROL RECV (4000) | " \
+  "(QEMU <= 6.1 then waits forever: the migration hangs)") \
 X(NOT_CONVERGED, PRIMARY, "the migration did not converge within the time limit", \
   "the guest dirties memory faster than the link (or max-bandwidth) moves it: raise max-bandwidth or downtime-limit", \
   "(QEMU keeps iterating: the migration never completes) | " \
