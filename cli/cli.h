@@ -6,6 +6,8 @@
  * Every subcommand answers --help on stdout with exit 0. */
 #ifndef MIGBED_CLI_CLI_H
 #define MIGBED_CLI_CLI_H
+#include <stdbool.h>
+#include <stdio.h>
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
@@ -24,5 +26,9 @@ int cmd_torture(int argc, char **argv);
 
 /* Print "migbed: <msg>" to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The arguments of a listing command that takes only --json (and --help): -1 (go on) and
+ * *json; or the exit status to return at once: CLI_EXIT_OK after --help (usage printed),
+ * CLI_EXIT_USAGE for anything else (named). */
+int cli_json_only_args(int argc, char **argv, const char *cmd, void (*usage)(FILE *), bool *json);
 
 #endif

@@ -47,16 +47,10 @@ static void print_site(enum fault_site s, bool json, bool first)
 
 int cmd_faults(int argc, char **argv)
 {
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return CLI_EXIT_OK;
-		}
-		if (strcmp(argv[i], "--json"))
-			return cli_usage_error("faults: unknown argument '%s' (see migbed faults --help)", argv[i]);
-		json = true;
-	}
+	bool json;
+	int rc = cli_json_only_args(argc, argv, "faults", usage, &json);
+	if (rc >= 0)
+		return rc;
 	printf(json ? "{\"sites\":[" : "sites (site: the actions it takes):\n");
 	for (int s = 0; s < FAULT_SITE_COUNT; s++)
 		print_site((enum fault_site)s, json, s == 0);

@@ -39,16 +39,10 @@ static bool has(const struct proto_profile *p, size_t i)
 
 int cmd_profiles(int argc, char **argv)
 {
-	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return CLI_EXIT_OK;
-		}
-		if (strcmp(argv[i], "--json"))
-			return cli_usage_error("profiles: unknown argument '%s' (see migbed profiles --help)", argv[i]);
-		json = true;
-	}
+	bool json;
+	int rc = cli_json_only_args(argc, argv, "profiles", usage, &json);
+	if (rc >= 0)
+		return rc;
 	if (json)
 		printf("{\"profiles\":[");
 	for (int i = 0; i < PROTO_IMPL_COUNT; i++) {
