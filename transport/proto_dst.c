@@ -724,7 +724,13 @@ static int poll_recv(proto_dst *d)
 		return fail(d, CAUSE_INTERNAL, "ibv_poll_cq: %s", strerror(-rc));
 	if (rc == 0)
 		return poll_cm(d);
-	if (wc.opcode != HCA_WC_OP_RECV) {     /* one shared CQ: a send completion, nothing waits for it */
+	if (wc.opcode != HCA_WC_OP_RECV) {     /* one shared CQ: a send completion nothing waits for */
+		if (wc.status != HCA_WC_SUCCESS) {   /* qemu_rdma_poll fails on any failed completion */
+			stamp_wc(d, &wc);
+			return fail(d, ctl_status_cause(wc.status, CAUSE_CONTROL_SEND_ERROR),
+				    "rdma migration: send polling control error: status=%s (%s)",
+				    hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
+		}
 		d->st.wrid_misses++;
 		return 1;
 	}

@@ -83,10 +83,13 @@ static int vfail(proto_src *s, uint64_t t_ns, int cause, const char *fmt, va_lis
 	__attribute__((format(printf, 4, 0)));
 static int vfail(proto_src *s, uint64_t t_ns, int cause, const char *fmt, va_list ap)
 {
-	if (s->swallowing && s->cx.cause == 0 && s->swallowed.cause == 0) {
+	if (s->swallowing && s->cx.cause == 0) {
 		/* QEMU <= 8.1's save_page: the polling error is printed, its `ret` shadowed, and the
-		 * migration goes on (fixed in 8.2 by "Fix save_page method to fail on polling error") */
+		 * migration goes on (fixed in 8.2 by "Fix save_page method to fail on polling error");
+		 * the first one swallowed is the one kept */
 		struct cause_ctx *w = &s->swallowed;
+		if (w->cause)
+			return 0;
 		int n = vsnprintf(w->detail, sizeof w->detail, fmt, ap);
 		if (n >= 0 && (size_t)n < sizeof w->detail)
 			snprintf(w->detail + n, sizeof w->detail - (size_t)n,
