@@ -95,7 +95,8 @@ static const char *const zero_refused[] = {
 	"workers", "worker-bytes", "sweep-rate", "rate", "hot-fraction", "hot-rate", "cold-rate",
 	"accept-timeout-ms", "ready-fd", "max-runs", "watchdog-ms", "jobs", "shard",
 };
-static const char *const zero_taken[] = { "seed", "latency-us", "reg-us-per-gib", "device-state", "caps-version" };
+static const char *const zero_taken[] = { "seed", "latency-us", "reg-us-per-gib", "device-state", "caps-version",
+					  "rnr-retry", "odp-fault-us" };
 
 static int set_zero(const char *key, struct diag *d)
 {
@@ -135,6 +136,9 @@ static uint64_t f_link(const struct both *b) { return b->c.cost.link_bytes_per_s
 static uint64_t f_bw(const struct both *b) { return b->c.eng.max_bandwidth_bytes_per_s; }
 static uint64_t f_dev(const struct both *b) { return b->c.eng.device_state_bytes; }
 static uint64_t f_seed(const struct both *b) { return b->c.seed; }
+static uint64_t f_rnr(const struct both *b) { return b->c.rnr_retry; }
+static uint64_t f_odp(const struct both *b) { return b->c.dst_odp; }
+static uint64_t f_odp_fault(const struct both *b) { return b->c.cost.odp_fault_ns; }
 static uint64_t f_ack(const struct both *b) { return (uint64_t)b->c.ack_timeout; }
 static uint64_t f_workers(const struct both *b) { return b->c.gen.workers; }
 static uint64_t f_guest(const struct both *b) { return b->c.gen.guest_bytes; }
@@ -187,6 +191,13 @@ static const struct set_case set_cases[] = {
 	{ R, "link-gbps", "10001", "--link-gbps: '10001' is not a link rate in Gb/s from 1 to 10000", NULL, 0 },
 	{ R, "ack-timeout", "14", NULL, f_ack, 14 },
 	{ R, "ack-timeout", "32", "--ack-timeout: '32' is not an exponent from 1 to 31", NULL, 0 },
+	{ R, "rnr-retry", "7", NULL, f_rnr, 7 },
+	{ R, "rnr-retry", "8", "--rnr-retry: '8' is not an RNR retry count up to 7", NULL, 0 },
+	{ R, "dst-odp", "prefetch", NULL, f_odp, PROTO_ODP_PREFETCH },
+	{ R, "dst-odp", "on", NULL, f_odp, PROTO_ODP_ON },
+	{ R, "dst-odp", "yes", "--dst-odp: 'yes' is not off, on or prefetch", NULL, 0 },
+	{ R, "odp-fault-us", "7", NULL, f_odp_fault, 7000 },
+	{ R, "odp-fault-us", "1000001", "--odp-fault-us: '1000001' is not a time in microseconds up to 1000000", NULL, 0 },
 	{ R, "seed", "0", NULL, f_seed, 0 },
 	{ R, "seed", "18446744073709551615", NULL, f_seed, UINT64_MAX },
 	{ R, "seed", "-1", "--seed: '-1' is not a decimal number", NULL, 0 },

@@ -39,6 +39,12 @@ static void dflt_reg(char *buf, size_t n)
 		 (unsigned long long)((c.reg_per_page_ns * PAGES_PER_GIB + 500) / 1000),
 		 (unsigned long long)c.reg_per_page_ns, (unsigned long long)(c.reg_fixed_ns / 1000));
 }
+static void dflt_odp_fault(char *buf, size_t n)
+{
+	struct hca_cost c;
+	hca_cost_defaults(&c);
+	snprintf(buf, n, "%llu: an assumption, see docs/profiles.md", (unsigned long long)(c.odp_fault_ns / 1000));
+}
 
 static void dflt_rate(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_RATE_PAGES_PER_S); }
 static void dflt_hot(char *buf, size_t n) { snprintf(buf, n, "%u", TGEN_DEFAULT_HOT_PAGES_PER_S); }
@@ -139,6 +145,18 @@ static int set_dst_impl(struct opts_dst *o, const char *v, uint64_t x, const cha
 	return 0;
 }
 static int set_ack(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_dst_odp(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->dst_odp = (enum proto_odp)x;   /* the words' order is the enum's */
+	return 0;
+}
+static int set_odp_fault(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->cost.odp_fault_ns = x * 1000;
+	return 0;
+}
 static int set_qemu_expect(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_fault(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_fired(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
@@ -223,6 +241,15 @@ static const struct key keys[] = {
 	{ .name = "ack-timeout", .arg = "N", .type = OT_U64, .lo = 1, .hi = 31, .noun = "an exponent",
 	  .dflt = "rdma_cm's", .cmds = C_RUNS, .set = set_ack,
 	  .help = "verbs: the QPs' ACK timeout exponent (4.096 us x 2^N; rdma_cm's default is 19 = 2.1 s per try)" },
+	{ .name = "rnr-retry", .arg = "N", .type = OT_U64, .lo = 0, .hi = 7, .noun = "an RNR retry count",
+	  .dflt = "0", .exact = true, .cmds = C_RUNS, RUNF(rnr_retry),
+	  .help = "the rnr_retry_count both sides pass to rdma_cm (0 as QEMU: an RNR NAK fails the WR at once; 7: retry forever; the model treats 1..6 as 0)" },
+	{ .name = "dst-odp", .arg = "off|on|prefetch", .type = OT_CHOICE, .dflt = "off", .exact = true, .cmds = C_RUNS,
+	  .set = set_dst_odp,
+	  .help = "model: the destination registers guest RAM with On-Demand Paging (a WRITE to a page not yet faulted in is RNR NAKed); prefetch: then ibv_advise_mr, as QEMU does (docs/profiles.md)" },
+	{ .name = "odp-fault-us", .arg = "N", .type = OT_U64, .lo = 0, .hi = 1000000, .noun = "a time in microseconds",
+	  .dflt_fn = dflt_odp_fault, .exact = true, .unit = "us", .cmds = C_RUNS, .set = set_odp_fault,
+	  .help = "modelled ODP fault-in time per 4 KiB page, while the requester retries RNR NAKs" },
 	{ .name = "dst-layout", .arg = "FILE", .type = OT_TEXT, .dflt = "the run's trace", .cmds = C_RUNS,
 	  RUNF(dst_layout), .help = "a trace whose header (page size, blocks) is the destination's RAM layout" },
 	{ .name = "qemu-stream", .arg = "BOOL", .type = OT_BOOL, .dflt = "false", .exact = true, .cmds = C_RUNS,
@@ -1183,6 +1210,9 @@ int runcfg_finish(struct runcfg *c, struct diag *d)
 		return diag_set(d, "trace generator keys (pattern, guest, ...) conflict with trace = %s", c->trace);
 	if (!runcfg_given(c, "mem"))
 		c->repr = c->backend == HCA_BACKEND_VERBS ? MEM_REPR_BYTES : MEM_REPR_STAMP;
+	if (c->backend == HCA_BACKEND_VERBS && c->dst_odp != PROTO_ODP_OFF)
+		return diag_set(d, "--dst-odp is modelled only: use --backend model (migbed's verbs backend does not "
+			       "register On-Demand Paging memory; docs/profiles.md, 'ODP destination memory')");
 	if (c->backend == HCA_BACKEND_VERBS && c->repr != MEM_REPR_BYTES)
 		return diag_set(d, "--backend verbs needs --mem bytes (real RDMA moves real bytes)");
 	c->eng.seed = c->seed;

@@ -11,6 +11,7 @@
 #include "sim/tracegen.h"
 #include "transport/hca.h"
 #include "transport/profile.h"
+#include "transport/proto.h"
 
 #define RUNCFG_MAX_EXPECT 8
 #define RUNCFG_MAX_FAULTS 16
@@ -35,6 +36,8 @@ struct runcfg {
 	enum proto_impl src_impl, dst_impl;   /* --src-impl, --dst-impl: the peer each side plays */
 	uint64_t dst_memlock_bytes;           /* --dst-memlock, 0 = none (not a value: its bound is 1..) */
 	int ack_timeout;                      /* verbs, -1 = rdma_cm default */
+	uint32_t rnr_retry;                   /* --rnr-retry 0..7: both sides pass it to rdma_cm */
+	enum proto_odp dst_odp;               /* --dst-odp off|on|prefetch (model only) */
 	bool qemu_stream;                     /* the source is a real QEMU */
 	char dst_layout[1024];                /* a trace whose header is the destination's RAM layout */
 	char qemu_expect_file[1024];          /* what QEMU was loaded with ... */

@@ -228,7 +228,9 @@ static int make_endpoints(struct run *r)
 	po.caps_version = r->c->caps_version;
 	po.refuse_mismatch = r->c->refuse_mismatch;
 	po.seed = r->c->seed;
+	po.rnr_retry = (uint8_t)r->c->rnr_retry;   /* bounded 0..7 by the option table */
 	if (r->role != ROLE_SRC) {
+		po.odp = r->c->dst_odp;
 		wire_chunk_shift(r->c->dst_chunk_bytes, &po.chunk_shift);
 		po.pin_all = r->c->dst_pin_all;
 		po.negotiate = r->c->dst_negotiate;
@@ -245,6 +247,7 @@ static int make_endpoints(struct run *r)
 		po.pin_all = r->c->pin_all;
 		po.negotiate = r->c->src_negotiate;
 		po.impl = r->c->src_impl;
+		po.odp = PROTO_ODP_OFF;
 		if (r->role == ROLE_SRC && r->c->qemu_stream && (rc = setup_qemu_writer(r, &po)))
 			return rc;
 		if ((rc = proto_src_new(r->w, r->src, &po, &r->ps)))

@@ -73,6 +73,7 @@ void hca_cost_defaults(struct hca_cost *c)
 	c->reg_fixed_ns = 20000;
 	c->reg_per_page_ns = 60;
 	c->dereg_fixed_ns = 5000;
+	c->odp_fault_ns = 50000;
 }
 
 /* ---- accessors for backends --------------------------------------------------------------- */
@@ -632,19 +633,26 @@ static void mr_unlink(hca_mr *mr)
 	ep->w->n_mrs--;
 }
 
-static uint64_t reg_cost_ns(const struct hca_cost *c, uint64_t addr, uint64_t len)
+static uint64_t pages_cost_ns(const struct hca_cost *c, uint64_t addr, uint64_t len)
 {
 	uint64_t pages = (addr + len - 1) / HCA_PAGE_BYTES - addr / HCA_PAGE_BYTES + 1;
-	uint64_t per_page_ns = pages > UINT64_MAX / (c->reg_per_page_ns ? c->reg_per_page_ns : 1)
-				       ? UINT64_MAX
-				       : pages * c->reg_per_page_ns;
 
-	return hca_sat_add(c->reg_fixed_ns, per_page_ns);
+	return pages > UINT64_MAX / (c->reg_per_page_ns ? c->reg_per_page_ns : 1) ? UINT64_MAX
+										   : pages * c->reg_per_page_ns;
+}
+
+/* An ODP registration pins nothing: no page walk (hca_advise_mr does it, if asked). */
+static uint64_t reg_cost_ns(const struct hca_cost *c, uint64_t addr, uint64_t len, int access)
+{
+	if (access & HCA_ACCESS_ON_DEMAND)
+		return c->reg_fixed_ns;
+	return hca_sat_add(c->reg_fixed_ns, pages_cost_ns(c, addr, len));
 }
 
 int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out)
 {
-	const int known = HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ;
+	const int known = HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ |
+			  HCA_ACCESS_ON_DEMAND;
 	char wbuf[HCA_LOG_FIELD_MAX], lbuf[16], rbuf[16];
 	struct hca_fault_answer f;
 	hca_mr *mr;
@@ -676,7 +684,7 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 	SLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x lkey=%s rkey=%s",
 	     where_str(ep, addr, len, wbuf, sizeof(wbuf)), (unsigned long long)len, access,
 	     hca_key_str(ep->w, mr->lkey, lbuf, sizeof(lbuf)), hca_key_str(ep->w, mr->rkey, rbuf, sizeof(rbuf)));
-	hca_wait_pass_time(ep->w, reg_cost_ns(&ep->w->cost, addr, len));
+	hca_wait_pass_time(ep->w, reg_cost_ns(&ep->w->cost, addr, len, access));
 	*out = mr;
 	return 0;
 }
@@ -704,6 +712,24 @@ int hca_dereg_mr(hca_mr *mr)
 	mr_unlink(mr);
 	free(mr);
 	hca_wait_pass_time(ep->w, ep->w->cost.dereg_fixed_ns);
+	return 0;
+}
+
+int hca_advise_mr(hca_mr *mr)
+{
+	char wbuf[HCA_LOG_FIELD_MAX];
+	hca_ep *ep;
+	int rc;
+
+	if (!mr)
+		return -EINVAL;
+	ep = mr->ep;
+	rc = (mr->access & HCA_ACCESS_ON_DEMAND) ? ep->w->ops->advise_mr(mr) : -EINVAL;
+	SLOG(ep->w, ep->side, "advise_mr", "%s len=%llu advice=prefetch_write rc=%d",
+	     where_str(ep, mr->addr, mr->len, wbuf, sizeof(wbuf)), (unsigned long long)mr->len, rc);
+	if (rc < 0)
+		return rc;
+	hca_wait_pass_time(ep->w, pages_cost_ns(&ep->w->cost, mr->addr, mr->len));
 	return 0;
 }
 

@@ -10,7 +10,13 @@
  *     delivered to the peer) msg_latency_ns after that;
  *   - a completion is *visible* to hca_poll only once the clock has reached its time;
  *     hca_wait advances the clock to the earliest pending event (discrete-event style);
- *   - hca_reg_mr charges reg_fixed_ns + reg_per_page_ns per 4 KiB page to the clock.
+ *   - hca_reg_mr charges reg_fixed_ns + reg_per_page_ns per 4 KiB page to the clock (an
+ *     On-Demand Paging MR pins nothing: reg_fixed_ns only; hca_advise_mr's prefetch then
+ *     charges reg_per_page_ns per page, the page walk a pinning registration does);
+ *   - an RDMA WRITE into pages of an ODP MR the responder has not faulted in yet is RNR
+ *     NAKed while it faults them in: with the requester's rnr_retry 7 it completes
+ *     odp_fault_ns per such page later, and the QP's later send WRs wait behind it (RC
+ *     resends from the NAKed PSN); with rnr_retry 0 it fails (RNR_RETRY_EXC_ERR).
  * The verbs backend moves real bytes and reports real completions, but they become visible
  * at the same virtual times, so both backends make the same protocol decisions.
  *
@@ -60,6 +66,11 @@ enum hca_send_opcode { HCA_WR_SEND, HCA_WR_RDMA_WRITE };
 #define HCA_ACCESS_LOCAL_WRITE  0x1
 #define HCA_ACCESS_REMOTE_WRITE 0x2
 #define HCA_ACCESS_REMOTE_READ  0x4
+/* IBV_ACCESS_ON_DEMAND: nothing pinned at registration; the device faults pages in on first
+ * access (an RDMA WRITE to a page not yet present is RNR NAKed while it does). The model
+ * simulates it; the verbs backend refuses it with -EOPNOTSUPP (docs/profiles.md, 'ODP
+ * destination memory'). */
+#define HCA_ACCESS_ON_DEMAND    0x40
 
 struct hca_wc {
 	uint64_t wr_id;
@@ -134,6 +145,9 @@ struct hca_cost {
 	uint64_t reg_fixed_ns;      /* per ibv_reg_mr; default 20000 */
 	uint64_t reg_per_page_ns;   /* per 4 KiB page registered; default 60 */
 	uint64_t dereg_fixed_ns;    /* per ibv_dereg_mr; default 5000 */
+	uint64_t odp_fault_ns;      /* per 4 KiB page an ODP MR faults in under an RDMA WRITE
+				     * (the requester retrying RNR NAKs meanwhile); default 50000,
+				     * an assumption (docs/profiles.md, 'ODP destination memory') */
 };
 void hca_cost_defaults(struct hca_cost *c);
 
@@ -240,6 +254,12 @@ const char *hca_ep_device(const hca_ep *ep);
 /* ---- memory registration -------------------------------------------------------------- */
 int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out);
 int hca_dereg_mr(hca_mr *mr);
+/* ibv_advise_mr(IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH) over the whole
+ * MR, as QEMU calls it right after an ODP registration: on return every page is present (no
+ * RNR on a later WRITE). Charges reg_per_page_ns per 4 KiB page. 0; -EINVAL for an MR not
+ * registered with HCA_ACCESS_ON_DEMAND; -EOPNOTSUPP on verbs. No fault site: QEMU ignores
+ * its errors. */
+int hca_advise_mr(hca_mr *mr);
 uint32_t hca_mr_lkey(const hca_mr *mr);
 uint32_t hca_mr_rkey(const hca_mr *mr);
 uint64_t hca_mr_addr(const hca_mr *mr);

@@ -13,6 +13,14 @@
  *  - a SEND with no RECV posted at the peer fails with RNR_RETRY_EXC_ERR when the sender's
  *    rnr_retry is 0 (the *peer's* accept/connect rnr_retry_count, as rdma_cm sets it);
  *    rnr_retry 7 waits for a RECV forever;
+ *  - an RDMA WRITE into pages of an MR registered with HCA_ACCESS_ON_DEMAND that are not
+ *    present yet: the responder faults them in (they are present from then on) and NAKs
+ *    RNR meanwhile; with the requester's rnr_retry 0 (1..6 on the model) the WRITE completes
+ *    with RNR_RETRY_EXC_ERR, nothing written, and the backend says so in the send report:
+ *    its QP's send queue flushes every later WR at once, but the QP goes to ERR only when
+ *    the front end says (hca_fault_kill_due, at the completion's time: the NAK's), so a SEND
+ *    the peer posts before then still lands; with 7 it succeeds and the report counts the
+ *    pages (the front end turns them into time: cost.odp_fault_ns each);
  *  - a SEND longer than the peer's RECV buffer: LOC_LEN_ERR at the receiver, REM_INV_REQ_ERR
  *    at the sender;
  *  - once a QP is in error, every outstanding and every later WR completes with
@@ -23,6 +31,16 @@
 #ifndef MIGBED_TRANSPORT_HCA_BACKEND_H
 #define MIGBED_TRANSPORT_HCA_BACKEND_H
 #include "transport/hca.h"
+
+/* What a backend tells the front end about one send WR beyond its completion (the model's
+ * On-Demand Paging; a real device takes real time and reports nothing). Zero on entry. */
+struct hca_send_report {
+	uint64_t fault_pages;         /* pages the responder faulted in while it NAKed the WR RNR and
+				       * the requester retried (rnr_retry 7): the WR completes, and the
+				       * QP's later send WRs start, that much fault time later */
+	bool rnr_failed;              /* the WR completed RNR_RETRY_EXC_ERR; its QP is to go to ERR at
+				       * that completion's time (ops->qp_to_error from the front end) */
+};
 
 struct hca_backend_ops {
 	const char *name;
@@ -49,9 +67,11 @@ struct hca_backend_ops {
 
 	int (*reg_mr)(hca_mr *mr, int access);            /* mr->addr/len set; fill lkey/rkey */
 	int (*dereg_mr)(hca_mr *mr);
+	/* prefetch (for write) every page of an ODP MR: present from now on */
+	int (*advise_mr)(hca_mr *mr);
 
 	int (*post_recv)(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey);
-	int (*post_send)(hca_ep *ep, const struct hca_send_wr *wr);
+	int (*post_send)(hca_ep *ep, const struct hca_send_wr *wr, struct hca_send_report *rep);
 	/* nonblocking; t_ns of *wc is ignored (the front end stamps it) */
 	int (*poll_cq)(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc);
 	int (*qp_to_error)(hca_ep *ep);

@@ -355,11 +355,27 @@ void hca_cq_log_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 		     (unsigned long long)wr->wr_id, wr->length);
 }
 
+/* The responder faulted in `pages` of an ODP MR while it NAKed ps's WR RNR and the requester
+ * retried: the WR completes that much later, and the link is held as long (RC resends from
+ * the NAKed PSN: nothing behind it on this QP gets through meanwhile). */
+static void rnr_stall(hca_ep *ep, struct posted_send *ps, uint64_t pages)
+{
+	uint64_t c = ep->w->cost.odp_fault_ns;
+	uint64_t stall_ns = c && pages > UINT64_MAX / c ? UINT64_MAX : pages * c;
+
+	ps->done_ns = hca_sat_add(ps->done_ns, stall_ns);
+	ep->link_free_ns = hca_sat_add(ep->link_free_ns, stall_ns);
+	SLOG(ep->w, ep->side, "rnr_wait", "wr_id=0x%llx fault_pages=%llu ns=%llu", (unsigned long long)ps->wr_id,
+	     (unsigned long long)pages, (unsigned long long)stall_ns);
+}
+
 /* Give one send WR to the backend; it completes (and arrives) extra_ns later than the cost
- * model says. */
+ * model says, and later still by the responder's ODP fault-in the backend reports: the QP's
+ * later send WRs wait behind that stall too (RC resends from the RNR NAKed PSN). */
 int hca_cq_post_send(hca_ep *ep, const struct hca_send_wr *wr, uint64_t extra_ns)
 {
 	hca_ep *peer = NULL;
+	struct hca_send_report rep = { 0 };
 	uint64_t link_free_ns;
 	struct posted_send ps;
 	int rc;
@@ -376,21 +392,25 @@ int hca_cq_post_send(hca_ep *ep, const struct hca_send_wr *wr, uint64_t extra_ns
 				   .done_ns = hca_sat_add(hca_cq_charge_link(ep, wr->length), extra_ns),
 				   .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND
 								       : HCA_WC_OP_RDMA_WRITE };
-	ring_push(&ep->sends, &ps);   /* sends.len <= send_outstanding < max_send_wr = cap */
-	if (peer)
-		ring_push(&peer->arrivals, &ps.done_ns);
-	rc = ep->w->ops->post_send(ep, wr);
+	rc = ep->w->ops->post_send(ep, wr, &rep);
 	if (rc < 0) {
 		ep->link_free_ns = link_free_ns;
-		ring_drop_back(&ep->sends);
-		if (peer)
-			ring_drop_back(&peer->arrivals);
 		SLOG(ep->w, ep->side, "post_send", "wr_id=0x%llx rc=%d",
 		     (unsigned long long)wr->wr_id, rc);
 		return rc;
 	}
 	ep->send_outstanding++;
 	hca_cq_log_post_send(ep, wr);
+	if (rep.fault_pages > 0)
+		rnr_stall(ep, &ps, rep.fault_pages);
+	if (rep.rnr_failed && ps.done_ns < ep->kill_ns) {   /* the QP dies when the NAK arrives */
+		ep->kill_ns = ps.done_ns;
+		ep->kill_status = HCA_WC_RNR_RETRY_EXC_ERR;
+		ep->kill_rnr = true;
+	}
+	ring_push(&ep->sends, &ps);   /* sends.len <= send_outstanding <= max_send_wr = cap */
+	if (peer)
+		ring_push(&peer->arrivals, &ps.done_ns);
 	hca_cq_drain(ep->w);
 	return 0;
 }

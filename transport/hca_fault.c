@@ -110,7 +110,10 @@ void hca_fault_kill_due(hca_ep *ep)
 		return;
 	ep->kill_ns = HCA_NO_ERROR;
 	hca_fault_kill_qp(ep, ep->kill_status);
-	SLOG(ep->w, ep->side, "qp_to_error", "rc=0 fault=%s", hca_wc_status_name(ep->kill_status));
+	if (ep->kill_rnr)
+		SLOG(ep->w, ep->side, "qp_to_error", "rc=0 rnr_nak=1");
+	else
+		SLOG(ep->w, ep->side, "qp_to_error", "rc=0 fault=%s", hca_wc_status_name(ep->kill_status));
 }
 
 /* Actions at a setup call (ep_create, ep_setup, modify_qp, connect, accept): errno or delay. */
@@ -155,6 +158,7 @@ bool hca_fault_wc(hca_ep *ep, struct hca_wc *wc, uint64_t *t_ns)
 		if (*t_ns < ep->kill_ns) {
 			ep->kill_ns = *t_ns;
 			ep->kill_status = f.arg;
+			ep->kill_rnr = false;
 		}
 		return true;
 	case FAULT_ACT_DELAY:

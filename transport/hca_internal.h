@@ -90,6 +90,7 @@ struct hca_ep {
 	uint32_t recv_raw;            /* posted RECVs whose raw completion is not drained yet */
 	uint64_t kill_ns;             /* an injected wc status: the QP dies then (HCA_NO_ERROR: none) */
 	int kill_status;
+	bool kill_rnr;                /* the kill is a backend's RNR failure (struct hca_send_report), not a fault */
 	hca_mr *mrs;
 	uint64_t n_mrs;
 };

@@ -17,6 +17,15 @@
  *    7 parks the SEND (and every later send WR of that QP) until the peer posts a RECV;
  *  - a SEND or WRITE to a peer that is gone or whose QP is not RTS fails with RETRY_EXC_ERR
  *    unless retry_count is 7 (rxe: retry forever), where it stays parked;
+ *  - On-Demand Paging (HCA_ACCESS_ON_DEMAND): an MR keeps a bitmap of its 4 KiB pages the
+ *    device has faulted in (none at registration; all after advise_mr). An RDMA WRITE that
+ *    touches pages not present starts faulting them in (present from then on, whatever
+ *    becomes of the WRITE) and is NAKed RNR: with rnr_retry 0..6 it fails with
+ *    RNR_RETRY_EXC_ERR, nothing written; later send WRs of that QP flush, and the front
+ *    end moves the QP to ERR at the failure's completion time (an RNR NAK does not hurt
+ *    the responder); with 7 it is written and post_send reports the pages (the front end
+ *    charges the fault time). A WRITE parked behind a waiting SEND reports none (its time
+ *    is not the model's anyway). ODP MRs pin nothing: no memlock accounting;
  *  - a RECV posted to a QP in ERR is flushed at once (the seam's contract; rxe would keep it
  *    until the next modify to ERR: docs/verbs-facts.md, 'RECV posted to an ERR QP');
  *  - a transfer the memory model cannot represent (a STAMP guest range that is not page
@@ -45,6 +54,7 @@
 #define MODEL_SERIAL_MAX 0x7fffffffu
 #define MODEL_VENDOR_ERR_COPY 0x4d42u
 #define MODEL_PARK_MAX 65536u         /* bounds one pass over a parked queue */
+#define MODEL_PAGE_SHIFT 12           /* ODP tracks 4 KiB pages */
 
 /* A model queue never grows: the front end bounds what is posted (ring.h). */
 static int fixed_ring(struct ring *r, size_t esz, size_t cap)
@@ -73,6 +83,9 @@ struct model_mr {
 	int access;
 	enum vocab_side side;         /* for the memlock accounting */
 	uint64_t pinned_bytes;        /* page-granular size counted against the limit */
+	uint64_t *present;            /* ODP: a bit per 4 KiB page from addr's page, set once
+				       * faulted in; NULL: not ODP (pinned, always present) */
+	uint64_t n_pages;
 };
 
 struct model_recv {
@@ -97,6 +110,8 @@ struct model_ep {
 	uint8_t pdata_len;
 	uint8_t rnr_retry, retry_cnt;
 	uint8_t connect_rnr_retry;    /* active: what it passed to connect (the peer's rnr_retry) */
+	bool sq_failed;               /* a WRITE failed RNR (ODP): later send WRs flush; as a responder
+				       * the QP lives on until the front end moves it to ERR */
 	struct ring rq;               /* struct model_recv */
 	struct ring parked;           /* struct hca_send_wr */
 	struct ring cq[2];            /* struct hca_wc, raw */
@@ -319,12 +334,43 @@ static void fail_requester(struct model_ep *me, const struct hca_send_wr *wr, in
 
 enum exec_result { EXEC_DONE, EXEC_PARK };
 
-static enum exec_result exec_write(struct model_ep *me, struct model_ep *peer,
-				   const struct hca_send_wr *wr)
+/* ODP: fault in the pages of [addr, addr+len) that m does not have yet; how many. */
+static uint64_t odp_fault_in(struct model_mr *m, uint64_t addr, uint64_t len)
 {
+	uint64_t base = m->addr >> MODEL_PAGE_SHIFT, n = 0;
+	uint64_t first = (addr >> MODEL_PAGE_SHIFT) - base, last = ((addr + len - 1) >> MODEL_PAGE_SHIFT) - base;
+
+	assert(m->present && len > 0 && last < m->n_pages);
+	for (uint64_t p = first; p <= last; p++) {
+		uint64_t bit = 1ull << (p % 64);
+
+		if (!(m->present[p / 64] & bit)) {
+			m->present[p / 64] |= bit;
+			n++;
+		}
+	}
+	return n;
+}
+
+static enum exec_result exec_write(struct model_ep *me, struct model_ep *peer,
+				   const struct hca_send_wr *wr, struct hca_send_report *rep)
+{
+	struct model_mr *m;
+	uint64_t faulted = 0;
+
 	if (!mr_covers(peer, wr->rkey, true, wr->remote_addr, wr->length, HCA_ACCESS_REMOTE_WRITE)) {
 		complete_send(me, wr, HCA_WC_REM_ACCESS_ERR);   /* no byte written */
 		qp_error_both(me, peer);
+		return EXEC_DONE;
+	}
+	m = mr_find_serial(peer->mw, wr->rkey >> 1, NULL);   /* mr_covers found it */
+	assert(m);
+	if (m->present && wr->length > 0)
+		faulted = odp_fault_in(m, wr->remote_addr, wr->length);
+	if (faulted > 0 && me->rnr_retry < MODEL_RETRY_FOREVER) {
+		complete_send(me, wr, HCA_WC_RNR_RETRY_EXC_ERR);   /* RNR NAKed: nothing written */
+		me->sq_failed = true;
+		rep->rnr_failed = true;
 		return EXEC_DONE;
 	}
 	if (model_copy(me, wr->local_addr, peer, wr->remote_addr, wr->length) < 0) {
@@ -332,6 +378,7 @@ static enum exec_result exec_write(struct model_ep *me, struct model_ep *peer,
 		return EXEC_DONE;
 	}
 	complete_send(me, wr, HCA_WC_SUCCESS);
+	rep->fault_pages += faulted;
 	return EXEC_DONE;
 }
 
@@ -373,12 +420,16 @@ static enum exec_result exec_send(struct model_ep *me, struct model_ep *peer,
 	return EXEC_DONE;
 }
 
-/* Run one send WR on an RTS QP with nothing parked ahead of it. */
-static enum exec_result exec_wr(struct model_ep *me, const struct hca_send_wr *wr)
+/* Run one send WR on an RTS QP with nothing parked ahead of it; rep: what ODP did to it. */
+static enum exec_result exec_wr(struct model_ep *me, const struct hca_send_wr *wr, struct hca_send_report *rep)
 {
 	struct model_ep *peer = me->peer;
 
 	assert(me->qp == QP_RTS);
+	if (me->sq_failed) {          /* an RNR failure: the QP is about to go to ERR */
+		complete_send(me, wr, HCA_WC_WR_FLUSH_ERR);
+		return EXEC_DONE;
+	}
 	if (wr->length > 0 && !mr_covers(me, wr->lkey, false, wr->local_addr, wr->length, 0)) {
 		fail_requester(me, wr, HCA_WC_LOC_PROT_ERR);
 		return EXEC_DONE;
@@ -390,7 +441,7 @@ static enum exec_result exec_wr(struct model_ep *me, const struct hca_send_wr *w
 		return EXEC_DONE;
 	}
 	if (wr->opcode == HCA_WR_RDMA_WRITE)
-		return exec_write(me, peer, wr);
+		return exec_write(me, peer, wr, rep);
 	return exec_send(me, peer, wr);
 }
 
@@ -398,11 +449,12 @@ static enum exec_result exec_wr(struct model_ep *me, const struct hca_send_wr *w
 static void resume_parked(struct model_ep *me)
 {
 	struct hca_send_wr wr;
+	struct hca_send_report rep = { 0 };   /* not reported: a parked WR's time is not the model's */
 
 	for (uint32_t i = 0; i < MODEL_PARK_MAX && me->qp == QP_RTS; i++) {
 		if (!ring_get(&me->parked, &wr))
 			return;
-		if (exec_wr(me, &wr) == EXEC_PARK) {
+		if (exec_wr(me, &wr, &rep) == EXEC_PARK) {
 			ring_unget(&me->parked, &wr);
 			return;
 		}
@@ -430,8 +482,10 @@ static void model_world_fini(hca_world *w)
 	if (!mw)
 		return;
 	assert(!mw->listeners && "the front end closes listeners first");
-	for (size_t i = 0; i < mw->n_mrs; i++)
+	for (size_t i = 0; i < mw->n_mrs; i++) {
+		free(mw->mrs[i]->present);
 		free(mw->mrs[i]);
+	}
 	free(mw->mrs);
 	free(mw);
 	hca_world_set_priv(w, NULL);
@@ -779,6 +833,13 @@ static const char *model_device(hca_ep *ep)
 
 /* ---- backend ops: memory registration ----------------------------------------------------- */
 
+/* ODP: the present-page bitmap of an MR of len bytes from addr (none present). */
+static uint64_t *odp_bitmap(uint64_t addr, uint64_t len, uint64_t *n_pages)
+{
+	*n_pages = ((addr + len - 1) >> MODEL_PAGE_SHIFT) - (addr >> MODEL_PAGE_SHIFT) + 1;
+	return calloc((size_t)((*n_pages + 63) / 64), sizeof(uint64_t));
+}
+
 static int model_reg_mr(hca_mr *mr, int access)
 {
 	struct model_ep *me = model_ep_of(hca_mr_ep(mr));
@@ -803,20 +864,37 @@ static int model_reg_mr(hca_mr *mr, int access)
 	}
 	enum vocab_side side = hca_ep_side(hca_mr_ep(mr));
 	uint64_t first = hca_mr_addr(mr) & ~4095ull, last = (hca_mr_addr(mr) + hca_mr_len(mr) + 4095) & ~4095ull;
+	uint64_t pin_bytes = (access & HCA_ACCESS_ON_DEMAND) ? 0 : last - first;   /* ODP pins nothing */
 	uint64_t limit = hca_world_memlock(hca_ep_world(hca_mr_ep(mr)), side);
-	if (limit && mw->pinned[side] + (last - first) > limit)
+	if (limit && pin_bytes && mw->pinned[side] + pin_bytes > limit)
 		return -ENOMEM;               /* as the kernel over RLIMIT_MEMLOCK without CAP_IPC_LOCK */
 	m = malloc(sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	*m = (struct model_mr){ .serial = mw->next_serial++, .pd = me->pd, .addr = hca_mr_addr(mr),
+	*m = (struct model_mr){ .serial = mw->next_serial, .pd = me->pd, .addr = hca_mr_addr(mr),
 				.len = hca_mr_len(mr), .access = access };
+	if ((access & HCA_ACCESS_ON_DEMAND) && !(m->present = odp_bitmap(m->addr, m->len, &m->n_pages))) {
+		free(m);
+		return -ENOMEM;
+	}
+	mw->next_serial++;
 	m->side = side;
-	m->pinned_bytes = last - first;
+	m->pinned_bytes = pin_bytes;
 	mw->pinned[side] += m->pinned_bytes;
 	mw->mrs[mw->n_mrs++] = m;     /* serials only grow: the table stays sorted */
 	hca_mr_set_priv(mr, m);
 	hca_mr_set_keys(mr, m->serial << 1, (m->serial << 1) | 1u);
+	return 0;
+}
+
+/* Prefetch for write (IBV_ADVISE_MR_FLAG_FLUSH): every page present when it returns. */
+static int model_advise_mr(hca_mr *mr)
+{
+	struct model_mr *m = hca_mr_priv(mr);
+
+	if (!m || !m->present)
+		return -EINVAL;
+	memset(m->present, 0xff, (size_t)((m->n_pages + 63) / 64) * sizeof(uint64_t));
 	return 0;
 }
 
@@ -832,6 +910,7 @@ static int model_dereg_mr(hca_mr *mr)
 		(me->mw->n_mrs - at - 1) * sizeof(me->mw->mrs[0]));
 	me->mw->n_mrs--;
 	me->mw->pinned[m->side] -= m->pinned_bytes;
+	free(m->present);
 	free(m);
 	hca_mr_set_priv(mr, NULL);
 	return 0;
@@ -856,7 +935,7 @@ static int model_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t l
 	return 0;
 }
 
-static int model_post_send(hca_ep *ep, const struct hca_send_wr *wr)
+static int model_post_send(hca_ep *ep, const struct hca_send_wr *wr, struct hca_send_report *rep)
 {
 	struct model_ep *me = model_ep_of(ep);
 
@@ -866,7 +945,7 @@ static int model_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 		complete_send(me, wr, HCA_WC_WR_FLUSH_ERR);
 		return 0;
 	}
-	if (ring_len(&me->parked) > 0 || exec_wr(me, wr) == EXEC_PARK)
+	if (ring_len(&me->parked) > 0 || exec_wr(me, wr, rep) == EXEC_PARK)
 		ring_push(&me->parked, wr);    /* RC: nothing overtakes a waiting WR */
 	return 0;
 }
@@ -909,6 +988,7 @@ const struct hca_backend_ops hca_model_ops = {
 	.device = model_device,
 	.reg_mr = model_reg_mr,
 	.dereg_mr = model_dereg_mr,
+	.advise_mr = model_advise_mr,
 	.post_recv = model_post_recv,
 	.post_send = model_post_send,
 	.poll_cq = model_poll_cq,

@@ -1177,6 +1177,140 @@ static void test_write_into_the_gap_between_guest_blocks(void **state)
 	run_guest_gap_write(10 * PAGE, PAGE);
 }
 
+/* ---- On-Demand Paging (the field failure F2) ---------------------------------------------- */
+
+#define ODP_BYTES (MIB / 2)           /* the test's ODP MR: page aligned, from 2 MiB into the destination */
+
+static uint64_t odp_fault_ns(void)
+{
+	struct hca_cost cost;
+
+	hca_cost_defaults(&cost);
+	return cost.odp_fault_ns;
+}
+
+/* The destination offset of the test's ODP MR: the first page boundary from 2 MiB. */
+static uint64_t odp_off(struct conn *c)
+{
+	return 2u * MIB + (4096 - daddr(c, 2u * MIB) % 4096) % 4096;
+}
+
+static void reg_odp(struct conn *c)
+{
+	assert_int_equal(hca_reg_mr(c->dst, daddr(c, odp_off(c)), ODP_BYTES,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_ON_DEMAND,
+				    &c->extra), 0);
+}
+
+/* Post one WRITE now and wait for its completion: the status, and its time from the post. */
+static uint64_t write_took_ns(struct conn *c, uint64_t wr_id, uint64_t dst_off, uint32_t len, hca_mr *mr,
+			      int status)
+{
+	uint64_t t0 = vclock_now_ns(hca_world_clock(c->w));
+	struct hca_wc wc;
+
+	post_write(c, wr_id, dst_off, len, hca_mr_rkey(mr));
+	assert_int_equal(hca_wait(c->src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, wr_id);
+	assert_string_equal(hca_wc_status_name(wc.status), hca_wc_status_name(status));
+	return wc.t_ns - t0;
+}
+
+/* QEMU's rnr_retry 0 (and 1..6, which the model treats as 0): the WRITE to a page the
+ * responder has not faulted in fails with RNR_RETRY_EXC_ERR, nothing written; the
+ * requester's QP goes to error, the responder's does not. */
+static void odp_rnr_fails(uint8_t rnr)
+{
+	struct conn c;
+
+	conn_open(&c, 5, 0, rnr);
+	reg_odp(&c);
+	write_took_ns(&c, 1, odp_off(&c), 4096, c.extra, HCA_WC_RNR_RETRY_EXC_ERR);
+	post_write(&c, 2, MR_OFF, 4096, hca_mr_rkey(c.dmr));
+	expect_wc(c.src, HCA_CQ_SEND, 2, HCA_WC_WR_FLUSH_ERR);
+	assert_true(all_bytes(c.dbuf, BUF_BYTES, FILL_DST));
+	post_dst_recvs(&c, 30, 1, 4096);   /* the responder stays RTS: its RECV just waits */
+	expect_nothing(&c, c.dst);
+	conn_close(&c);
+}
+
+static void test_odp_write_rnr_zero_fails(void **state)
+{
+	(void)state;
+	odp_rnr_fails(0);
+	odp_rnr_fails(6);
+}
+
+/* rnr_retry 7: the WRITE completes once its pages are present, later by the fault time of
+ * each page it faulted in; a page faulted in once is present for every later WRITE; the
+ * QP's next WR waits behind the stall. */
+static void test_odp_write_rnr_seven_completes_later(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 7);
+	reg_odp(&c);
+	uint64_t base_ns = write_took_ns(&c, 1, MR_OFF, 8192, c.dmr, HCA_WC_SUCCESS);
+	assert_int_equal(write_took_ns(&c, 2, odp_off(&c), 8192, c.extra, HCA_WC_SUCCESS), base_ns + 2 * odp_fault_ns());
+	assert_true(all_bytes(c.dbuf + odp_off(&c), 8192, FILL_SRC));
+	assert_int_equal(write_took_ns(&c, 3, odp_off(&c), 8192, c.extra, HCA_WC_SUCCESS), base_ns);
+	/* pages 1 and 2: only page 2 is new */
+	assert_int_equal(write_took_ns(&c, 4, odp_off(&c) + 4096, 8192, c.extra, HCA_WC_SUCCESS),
+			 base_ns + odp_fault_ns());
+	/* a WRITE faulting one page, then a pinned one: the second completes after the first */
+	uint64_t t0 = vclock_now_ns(hca_world_clock(c.w));
+	post_write(&c, 5, odp_off(&c) + 65536, 8192, hca_mr_rkey(c.extra));
+	post_write(&c, 6, MR_OFF, 8192, hca_mr_rkey(c.dmr));
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.t_ns - t0, base_ns + 2 * odp_fault_ns());
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 6);
+	assert_true(wc.t_ns - t0 > base_ns + 2 * odp_fault_ns());
+	conn_close(&c);
+}
+
+/* ibv_advise_mr prefetch: every page present, no RNR even with rnr_retry 0. An ODP
+ * registration costs no page walk; the prefetch costs the walk a pinning one does. */
+static void test_odp_prefetch_avoids_rnr(void **state)
+{
+	struct hca_cost cost;
+	struct conn c;
+	(void)state;
+
+	hca_cost_defaults(&cost);
+	conn_open(&c, 5, 0, 0);
+	uint64_t t0 = vclock_now_ns(hca_world_clock(c.w));
+	reg_odp(&c);
+	uint64_t t1 = vclock_now_ns(hca_world_clock(c.w));
+	assert_int_equal(hca_advise_mr(c.extra), 0);
+	uint64_t t2 = vclock_now_ns(hca_world_clock(c.w));
+	assert_int_equal(t1 - t0, cost.reg_fixed_ns);
+	assert_int_equal(t2 - t1, (ODP_BYTES / 4096) * cost.reg_per_page_ns);
+	uint64_t base_ns = write_took_ns(&c, 1, MR_OFF, 4096, c.dmr, HCA_WC_SUCCESS);
+	assert_int_equal(write_took_ns(&c, 2, odp_off(&c) + ODP_BYTES - 4096, 4096, c.extra, HCA_WC_SUCCESS), base_ns);
+	assert_true(all_bytes(c.dbuf + odp_off(&c) + ODP_BYTES - 4096, 4096, FILL_SRC));
+	assert_int_equal(hca_advise_mr(c.dmr), -EINVAL);   /* not an ODP MR */
+	assert_int_equal(hca_advise_mr(NULL), -EINVAL);
+	conn_close(&c);
+}
+
+/* ODP pins nothing: the memlock limit does not count it. */
+static void test_odp_mr_is_not_pinned(void **state)
+{
+	struct conn c;
+	hca_mr *mr;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	hca_world_set_memlock(c.w, VOCAB_SIDE_DST, 4096);
+	reg_odp(&c);
+	assert_int_equal(hca_reg_mr(c.dst, daddr(&c, odp_off(&c)), MIB,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &mr), -ENOMEM);
+	conn_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1223,6 +1357,10 @@ int main(void)
 		cmocka_unit_test(test_local_range_below_the_mr),
 		cmocka_unit_test(test_write_past_a_guest_block_end),
 		cmocka_unit_test(test_write_into_the_gap_between_guest_blocks),
+		cmocka_unit_test(test_odp_write_rnr_zero_fails),
+		cmocka_unit_test(test_odp_write_rnr_seven_completes_later),
+		cmocka_unit_test(test_odp_prefetch_avoids_rnr),
+		cmocka_unit_test(test_odp_mr_is_not_pinned),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

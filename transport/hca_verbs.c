@@ -59,6 +59,7 @@
 _Static_assert((int)HCA_ACCESS_LOCAL_WRITE == (int)IBV_ACCESS_LOCAL_WRITE, "access bits");
 _Static_assert((int)HCA_ACCESS_REMOTE_WRITE == (int)IBV_ACCESS_REMOTE_WRITE, "access bits");
 _Static_assert((int)HCA_ACCESS_REMOTE_READ == (int)IBV_ACCESS_REMOTE_READ, "access bits");
+_Static_assert((int)HCA_ACCESS_ON_DEMAND == (int)IBV_ACCESS_ON_DEMAND, "access bits");
 /* every row of vocab/vocab.h's tables is rdma-core's own numbering */
 #define X(NAME, v, text) _Static_assert((int)HCA_WC_##NAME == (int)IBV_WC_##NAME, "wc status " #NAME);
 VOCAB_WC_STATUS(X)
@@ -1112,6 +1113,8 @@ static int verbs_reg_mr(hca_mr *mr, int access)
 	uint64_t addr = hca_mr_addr(mr), len = hca_mr_len(mr);
 	struct ibv_mr *m;
 
+	if (access & HCA_ACCESS_ON_DEMAND)
+		return -EOPNOTSUPP;   /* ODP is modelled only (docs/profiles.md, 'ODP destination memory') */
 	if (!e || !e->pd || addr == 0 || len == 0 || (access & ~known))
 		return -EINVAL;
 	errno = 0;
@@ -1136,6 +1139,13 @@ static int verbs_dereg_mr(hca_mr *mr)
 	return rc;
 }
 
+/* No MR of this backend is ODP (verbs_reg_mr refuses it). */
+static int verbs_advise_mr(hca_mr *mr)
+{
+	(void)mr;
+	return -EOPNOTSUPP;
+}
+
 static int verbs_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t len, uint32_t lkey)
 {
 	struct verbs_ep *e = hca_ep_priv(ep);
@@ -1145,8 +1155,9 @@ static int verbs_post_recv(hca_ep *ep, uint64_t wr_id, uint64_t addr, uint32_t l
 	return verbs_recv_post(e, wr_id, addr, len, lkey);
 }
 
-static int verbs_post_send(hca_ep *ep, const struct hca_send_wr *wr)
+static int verbs_post_send(hca_ep *ep, const struct hca_send_wr *wr, struct hca_send_report *rep)
 {
+	(void)rep;            /* a real device's page faults take real time */
 	struct verbs_ep *e = hca_ep_priv(ep);
 	struct ibv_sge sge;
 	struct ibv_send_wr w;
@@ -1212,6 +1223,7 @@ const struct hca_backend_ops hca_verbs_ops = {
 	.reg_mr = verbs_reg_mr,
 	.dereg_mr = verbs_dereg_mr,
 	.post_recv = verbs_post_recv,
+	.advise_mr = verbs_advise_mr,
 	.post_send = verbs_post_send,
 	.poll_cq = verbs_poll_cq,
 	.qp_to_error = verbs_qp_to_error,

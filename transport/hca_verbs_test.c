@@ -1605,6 +1605,7 @@ static void test_endpoint_states_refused(void **state)
 	struct hca_wc wc;
 	struct hca_cm_event ev;
 	uint8_t buf[64];
+	struct hca_send_report rep = { 0 };
 
 	(void)state;
 	fk_reset();
@@ -1616,12 +1617,12 @@ static void test_endpoint_states_refused(void **state)
 	assert_int_equal(o->connect(src, NULL), -EINVAL);
 	assert_int_equal(o->accept(src, NULL), -EINVAL);
 	assert_int_equal(o->poll_event(src, NULL), -EINVAL);
-	assert_int_equal(o->post_send(src, NULL), -EINVAL);
+	assert_int_equal(o->post_send(src, NULL, &rep), -EINVAL);
 	wr.signaled = false;
-	assert_int_equal(o->post_send(src, &wr), -EINVAL);
+	assert_int_equal(o->post_send(src, &wr, &rep), -EINVAL);
 	wr.signaled = true;
 	wr.opcode = (enum hca_send_opcode)7;
-	assert_int_equal(o->post_send(src, &wr), -EINVAL);
+	assert_int_equal(o->post_send(src, &wr, &rep), -EINVAL);
 	wr.opcode = HCA_WR_SEND;
 	assert_int_equal(o->poll_cq(src, (enum hca_cq_kind)2, &wc), -EINVAL);
 	assert_int_equal(o->poll_cq(src, HCA_CQ_SEND, NULL), -EINVAL);
@@ -1634,9 +1635,14 @@ static void test_endpoint_states_refused(void **state)
 	/* not connected yet: no peer; an MR at address 0 is refused */
 	assert_null(o->peer(src));
 	assert_int_equal(hca_reg_mr(src, 0, 4096, HCA_ACCESS_LOCAL_WRITE, &mr), -EINVAL);
+	/* On-Demand Paging is modelled only: refused before rdma-core is asked */
+	assert_int_equal(hca_reg_mr(src, (uint64_t)(uintptr_t)buf, sizeof(buf),
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_ON_DEMAND, &mr),
+			 -EOPNOTSUPP);
+	assert_int_equal(o->advise_mr(NULL), -EOPNOTSUPP);
 	/* provider failures reach the caller */
 	fk.post_send_rc = ENOMEM;
-	assert_int_equal(o->post_send(src, &wr), -ENOMEM);
+	assert_int_equal(o->post_send(src, &wr, &rep), -ENOMEM);
 	fk.modify_rc = EINVAL;
 	assert_int_equal(o->qp_to_error(src), -EINVAL);
 	assert_false(((struct verbs_ep *)hca_ep_priv(src))->qp_err);
@@ -1649,7 +1655,7 @@ static void test_endpoint_states_refused(void **state)
 	assert_int_equal(o->connect(bare, &flow_cp), -EINVAL);
 	assert_int_equal(o->accept(bare, &flow_ap), -EINVAL);
 	assert_int_equal(o->post_recv(bare, 1, (uint64_t)(uintptr_t)buf, 64, 1), -EINVAL);
-	assert_int_equal(o->post_send(bare, &wr), -EINVAL);
+	assert_int_equal(o->post_send(bare, &wr, &rep), -EINVAL);
 	assert_int_equal(o->poll_cq(bare, HCA_CQ_RECV, &wc), -EINVAL);
 	assert_int_equal(o->qp_to_error(bare), -EINVAL);
 	assert_int_equal(hca_reg_mr(bare, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -EINVAL);
@@ -1671,7 +1677,7 @@ static void test_endpoint_states_refused(void **state)
 	assert_null(o->peer(bare));
 	assert_string_equal(o->device(bare), "none");
 	assert_int_equal(o->post_recv(bare, 1, (uint64_t)(uintptr_t)buf, 64, 1), -EINVAL);
-	assert_int_equal(o->post_send(bare, &wr), -EINVAL);
+	assert_int_equal(o->post_send(bare, &wr, &rep), -EINVAL);
 	assert_int_equal(o->poll_cq(bare, HCA_CQ_SEND, &wc), -EINVAL);
 	assert_int_equal(o->qp_to_error(bare), -EINVAL);
 	assert_int_equal(hca_reg_mr(bare, (uint64_t)(uintptr_t)buf, sizeof(buf), 0, &mr), -EINVAL);

@@ -57,6 +57,12 @@ struct proto_opts {
 	 * behaviour (shared CQ, unbounded waits, ...) */
 	enum proto_impl impl;
 	uint64_t seed;                 /* the run's: a profile's "uninitialised" bytes come from it */
+	/* the rnr_retry_count this side passes to rdma_cm (connect / accept), which becomes the
+	 * *peer's* RNR retry count; 0 as QEMU (an RNR NAK fails the WR at once), 7 = forever */
+	uint8_t rnr_retry;
+	/* destination: register guest RAM (chunks, pin-all blocks) with On-Demand Paging, and
+	 * with PROTO_ODP_PREFETCH prefetch each MR right after (ibv_advise_mr, as QEMU does) */
+	enum proto_odp { PROTO_ODP_OFF, PROTO_ODP_ON, PROTO_ODP_PREFETCH } odp;
 };
 void proto_opts_defaults(struct proto_opts *o);
 

@@ -226,7 +226,7 @@ static int accept_request(proto_dst *d, const struct hca_cm_event *req)
 	}
 	int n = wire_caps_encode(&echo, pdata, sizeof pdata);
 	struct hca_conn_params p = { .private_data = pdata, .private_data_len = (uint8_t)n,
-				     .responder_resources = 2 };
+				     .responder_resources = 2, .rnr_retry_count = d->o.rnr_retry };
 	if ((rc = hca_accept(d->ep, &p)))
 		return fail(d, CAUSE_ACCEPT_FAILED, "rdma_accept failed: %s", strerror(-rc));
 	evlog_emit(ev(d), DST_LOG, "accepted", "pin_all=%d chunk=%llu", d->pin_all,
@@ -304,6 +304,23 @@ static int send_response(proto_dst *d, uint32_t type, uint32_t repeat, const voi
 	return 1;
 }
 
+/* Register guest RAM for the source's WRITEs: pinned, or (--dst-odp) On-Demand Paging,
+ * prefetched at once with PROTO_ODP_PREFETCH. A failed prefetch is logged and ignored, as
+ * QEMU does (qemu_rdma_advise_prefetch_mr): the WRITEs then fault the pages in. */
+static int reg_guest(proto_dst *d, uint64_t addr, uint64_t len, hca_mr **mr)
+{
+	int access = HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE;
+	if (d->o.odp != PROTO_ODP_OFF)
+		access |= HCA_ACCESS_ON_DEMAND;
+	int rc = hca_reg_mr(d->ep, addr, len, access, mr);
+	if (rc || d->o.odp != PROTO_ODP_PREFETCH)
+		return rc;
+	int arc = hca_advise_mr(*mr);
+	if (arc)
+		evlog_emit(ev(d), DST_LOG, "warn", "msg=prefetch_failed rc=%d", arc);
+	return 0;
+}
+
 static int on_ram_blocks_request(proto_dst *d)
 {
 	if (d->n_src != d->n_blocks) {
@@ -318,8 +335,7 @@ static int on_ram_blocks_request(proto_dst *d)
 		size_t b = i < d->n_src ? d->by_src[i] : i;
 		struct dst_block *db = &d->blocks[b];
 		if (d->pin_all && !db->block_mr) {
-			int rc = hca_reg_mr(d->ep, db->addr, db->length,
-					    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &db->block_mr);
+			int rc = reg_guest(d, db->addr, db->length, &db->block_mr);
 			if (rc)
 				return fail(d, CAUSE_DEST_PIN_ALL_FAILED,
 					    "Failed to register local dest ram block! block=%s bytes=%llu: %s",
@@ -355,8 +371,7 @@ static int register_one(proto_dst *d, const struct wire_register *r, struct wire
 	if (!db->chunk_mr[k]) {
 		uint64_t start = wire_chunk_start(db->addr, k, d->o.chunk_shift);
 		uint64_t end = wire_chunk_end(db->addr, db->length, k + r->chunks, d->o.chunk_shift);
-		int rc = hca_reg_mr(d->ep, start, end - start, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
-				    &db->chunk_mr[k]);
+		int rc = reg_guest(d, start, end - start, &db->chunk_mr[k]);
 		if (rc)
 			return fail(d, CAUSE_DEST_REG_FAILED, "cannot get rkey: block=%s chunk=%llu bytes=%llu: %s",
 				    mem_block_name(d->m, b), (unsigned long long)k,

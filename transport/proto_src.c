@@ -256,6 +256,9 @@ void proto_src_free(proto_src *s)
 
 /* ---- completions ------------------------------------------------------------------------- */
 
+/* An RNR NAK on an RDMA WRITE: the responder was not ready for it (QEMU's field failure F2). */
+#define RNR_WRITE_NOTE "; the destination was not ready for the WRITE (an ODP page not faulted in yet?)"
+
 /* One send-CQ completion: RDMA WRITEs update the per-chunk transit bookkeeping. */
 static int on_send_wc(proto_src *s, const struct hca_wc *wc)
 {
@@ -271,11 +274,12 @@ static int on_send_wc(proto_src *s, const struct hca_wc *wc)
 		s->blocks[b].transit[k] = 0;
 		if (wc->status != HCA_WC_SUCCESS)
 			return fail_wc(s, wc, ctl_status_cause(wc->status, CAUSE_WRITE_COMPLETION_ERROR),
-				    "RDMA WRITE block=%s chunk=%llu rkey=0x%x status=%s (%s) (source chunk size %lluM)",
+				    "RDMA WRITE block=%s chunk=%llu rkey=0x%x status=%s (%s) (source chunk size %lluM)%s",
 				    mem_block_name(s->m, b), (unsigned long long)k,
 				    s->pin_all ? s->blocks[b].remote_rkey : s->blocks[b].rkeys[k],
 				    hca_wc_status_name(wc->status), hca_wc_status_str(wc->status),
-				    (unsigned long long)(1ull << s->o.chunk_shift) >> 20);
+				    (unsigned long long)(1ull << s->o.chunk_shift) >> 20,
+				    wc->status == HCA_WC_RNR_RETRY_EXC_ERR ? RNR_WRITE_NOTE : "");
 		return 0;
 	}
 	if (wc->wr_id != WIRE_WRID_SEND_CONTROL)
@@ -619,7 +623,7 @@ static int connect_caps(proto_src *s, struct hca_cm_event *reply)
 	uint8_t pdata[WIRE_CAPS_EXT_BYTES];
 	int n = wire_caps_encode(&caps, pdata, sizeof pdata);
 	struct hca_conn_params p = { .private_data = pdata, .private_data_len = (uint8_t)n,
-				     .initiator_depth = 2, .retry_count = 5, .rnr_retry_count = 0 };
+				     .initiator_depth = 2, .retry_count = 5, .rnr_retry_count = s->o.rnr_retry };
 	int rc = hca_connect(s->ep, &p, s->o.wait_timeout_ns, reply);
 	if (rc == -ECONNREFUSED)
 		return fail(s, CAUSE_CONNECT_REJECTED, "RDMA ERROR: connecting to destination! (rejected)");
