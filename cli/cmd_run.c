@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bundle.h"
 #include "cli/cli.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
@@ -32,6 +33,7 @@ int cmd_run(int argc, char **argv)
 	struct runcfg *c = calloc(1, sizeof *c);
 	struct run_result *res = calloc(1, sizeof *res);
 	struct diag d = { 0 };
+	struct bundle_run br = { 0 };
 	int code = CLI_EXIT_USAGE;
 	if (!c || !res) {
 		code = cli_usage_error("run: out of memory");
@@ -41,10 +43,15 @@ int cmd_run(int argc, char **argv)
 	int rc = run_parse_args(c, &d, argc, argv, usage);
 	if (rc > 0)
 		code = CLI_EXIT_OK;
-	else if (rc || run_migrate(c, res, &d))
+	else if (rc || bundle_run_begin(&br, c, &d) || run_migrate(c, res, &d)) {
 		fprintf(stderr, "migbed: run: %s\n", d.msg[0] ? d.msg : "bad input");
-	else
+		bundle_run_abort(&br);
+	} else {
+		int bundle_rc = bundle_run_end(&br, c, res, OPTS_RUN, NULL);   /* before the verdict line */
 		code = run_report_result(c, res, &d);
+		if (bundle_rc)
+			code = CLI_EXIT_USAGE;
+	}
 out:
 	free(res);
 	free(c);

@@ -8,12 +8,16 @@
  * not (or the scenario does not complete without faults), 2 bad usage or input (a defective
  * trace: FILE:LINE: problem, as `migbed run` says it). Deterministic: same scenario, same
  * runs, same table. */
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <sys/stat.h>
 
+#include "cli/bundle.h"
 #include "cli/cli.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
@@ -30,6 +34,7 @@ struct torture {
 	int run_argc;
 	uint64_t max_runs, watchdog_ms, shard_k, shard_n, jobs;
 	const char *json_path, *sites;
+	const char *bundles;            /* --bundles DIR */
 	const char *backend;            /* "model" / "verbs" (for the JSON) */
 };
 
@@ -42,7 +47,8 @@ static void usage(FILE *f)
 		   "by the site's canonical action (reg_mr, dereg_mr, ep_setup, alloc: errno(ENOMEM);\n"
 		   "post_*: errno(EIO); wc.*: status(GENERAL_ERR); connect, accept: errno(ECONNREFUSED);\n"
 		   "ep_create: errno(EHOSTUNREACH); modify_qp: errno(EINVAL); msg.*, cm: drop).\n"
-		   "Every rerun must end completed-and-verified or failed with a named cause.\n\n"
+		   "Every rerun must end completed-and-verified or failed with a named cause; one that\n"
+		   "does not writes a reproducer bundle --bundles DIR/SITE-SIDE-CALL (migbed replay).\n\n"
 		   "Its own keys, then those of `migbed run`, passed to every run:\n\n");
 	opts_print_help(f, OPTS_TORTURE);
 	fprintf(f, "\nTable: site, side, call, action, verdict, cause, side of the cause.\n"
@@ -79,6 +85,7 @@ static int parse_args(struct torture *t, int argc, char **argv)
 	t->shard_n = x->shard_n;
 	t->json_path = x->json[0] ? x->json : NULL;
 	t->sites = x->sites[0] ? x->sites : NULL;
+	t->bundles = x->bundles;
 	if (t->run_argc > TORTURE_ARGS_MAX - 16)
 		return cli_usage_error("torture: too many options");
 	struct runcfg *c = calloc(1, sizeof *c);
@@ -88,6 +95,11 @@ static int parse_args(struct torture *t, int argc, char **argv)
 	int rc = run_parse_args(c, &d, t->run_argc, t->run_argv, usage);
 	if (rc < 0)
 		cli_usage_error("torture: %s", d.msg);
+	if (rc == 0 && c->bundle_path[0]) {
+		cli_usage_error("torture: --bundle is run's: a sweep writes one bundle per rerun that is not proper, "
+				"under --bundles DIR");
+		rc = -1;
+	}
 	t->scenario = c->scenario[0] ? strdup(c->scenario) : NULL;
 	t->backend = c->backend == HCA_BACKEND_VERBS ? "verbs" : "model";
 	free(c);
@@ -203,6 +215,79 @@ static int report(const struct torture *t, const struct torture_result *res, str
 	return res->ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
+/* ---- bundles ------------------------------------------------------------------------------------ */
+
+/* One rerun that was not proper: its bundle DIR/SITE-SIDE-CALL (replacing one of that name),
+ * recorded by running its scenario again in a child under the sweep's watchdog. */
+static int write_bundle(const struct torture *t, const struct runcfg *c, const struct torture_run *r,
+			const char *scratch, struct diag *d)
+{
+	char dir[1200], got[400];
+	struct runcfg *rc_cfg = malloc(sizeof *rc_cfg), *w = malloc(sizeof *w);
+	struct bundle b;
+	struct bundle_meta m;
+	bool tar_ok;
+	int rc = rc_cfg && w ? 0 : -ENOMEM;
+	snprintf(dir, sizeof dir, "%s/%s-%s-%llu", t->bundles, fault_site_name(r->site), fault_side_name(r->side),
+		 (unsigned long long)r->call);
+	if (rc == 0) {
+		*rc_cfg = *c;
+		snprintf(rc_cfg->faults[rc_cfg->n_faults++], sizeof rc_cfg->faults[0], "%s@%s #%llu -> %s",
+			 fault_site_name(r->site), fault_side_name(r->side), (unsigned long long)r->call, r->action);
+		rc = bundle_begin(&b, dir, true, d);
+	}
+	if (rc == 0 && (rc = bundle_write_config(&b, rc_cfg, w, d)) == 0) {
+		bundle_meta_of(&m, OPTS_RUN, NULL, c);
+		m.watchdog_ms = t->watchdog_ms;
+		rc = bundle_rerun(b.tmp, scratch, &m, &m.oc, d);
+		for (const char *const *f = (const char *const[]){ "events.log", "result.json", NULL }; rc == 0 && *f; f++) {
+			char from[1200], to[1200];
+			bundle_path_join(from, sizeof from, scratch, *f);
+			bundle_file(&b, *f, to, sizeof to);
+			if (rename(from, to) != 0 && errno != ENOENT)
+				rc = diag_set(d, "%s: %s", to, strerror(errno));
+		}
+		snprintf(got, sizeof got, "torture rerun with fault %s: %s%s%s", rc_cfg->faults[rc_cfg->n_faults - 1],
+			 torture_verdict_name(r->verdict), r->detail[0] ? ": " : "", r->detail);
+		if (rc == 0)
+			rc = bundle_commit(&b, &m, w, "completed, or failed with a named cause, the injected fault fired (torture)",
+					   got, &tar_ok, d);
+	}
+	if (rc)
+		bundle_abort(&b);
+	free(rc_cfg);
+	free(w);
+	return rc;
+}
+
+/* Every rerun that was not proper writes its bundle under --bundles (before the table: its
+ * last line stays the summary). 0, or CLI_EXIT_USAGE after the message. */
+static int write_bundles(const struct torture *t, const struct runcfg *c, const struct torture_result *res)
+{
+	char scratch[1100], out[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+	struct diag d = { 0 };
+	size_t n = 0;
+	if (!res->swept || res->ok)
+		return 0;
+	snprintf(scratch, sizeof scratch, "%s/migbed-bundle-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if ((mkdir(t->bundles, 0777) != 0 && errno != EEXIST) || !mkdtemp(scratch) || !realpath(scratch, out))
+		return cli_usage_error("torture: --bundles %s: %s", t->bundles, strerror(errno));
+	for (size_t i = 0; i < res->n_runs; i++) {
+		if (torture_verdict_proper(res->runs[i].verdict))
+			continue;
+		if (write_bundle(t, c, &res->runs[i], out, &d)) {
+			bundle_rmdir(out);
+			return cli_usage_error("torture: bundle: %s", d.msg);
+		}
+		n++;
+	}
+	bundle_rmdir(out);
+	fprintf(stderr, "torture: %zu bundle%s in %s (migbed replay %s/SITE-SIDE-CALL)\n", n, n == 1 ? "" : "s",
+		t->bundles, t->bundles);
+	return 0;
+}
+
 /* ---- the command ------------------------------------------------------------------------------- */
 
 /* The output file first (refused before any run), then the sweep, then the report. */
@@ -233,7 +318,10 @@ static int sweep(const struct torture *t)
 	int rc = torture_sweep(&tc, &res, &d);
 	if (tc.progress && res.swept)
 		fputc('\n', stderr);
-	code = rc ? cli_usage_error("torture: %s", d.msg) : report(t, &res, &json);
+	if (rc)
+		code = cli_usage_error("torture: %s", d.msg);
+	else if ((code = write_bundles(t, c, &res)) == 0)
+		code = report(t, &res, &json);
 out:
 	out_file_abort(&json);
 	torture_result_free(&res);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/bundle.h"
 #include "cli/cli.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
@@ -136,18 +137,24 @@ int cmd_source(int argc, char **argv)
 	struct run_side side = { .role = ROLE_SRC, .addr = addr, .src_before = dump_before,
 				 .src_after = dump_after, .arg = &dm };
 	struct diag d = { 0 };
+	struct bundle_run br = { 0 };
 	int code = CLI_EXIT_USAGE, rc;
 	bool ran = false;
 	if (!c || !res)
 		code = cli_usage_error("source: out of memory");
 	else if ((rc = parse(c, argc, argv, "source", usage_source)) != 0)
 		code = rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	else if (run_migrate_side(c, &side, res, &d))
+	else if (bundle_run_begin(&br, c, &d) || run_migrate_side(c, &side, res, &d)) {
 		fprintf(stderr, "migbed: source: %s\n", d.msg);
-	else
+		bundle_run_abort(&br);
+	} else
 		ran = true;
-	if (ran)
+	if (ran) {
+		int bundle_rc = bundle_run_end(&br, c, res, OPTS_SOURCE, addr);
 		code = run_report_result(c, res, &d);
+		if (bundle_rc)
+			code = CLI_EXIT_USAGE;
+	}
 	if (ran && c->qemu_stream && res->out.src_completed)
 		fprintf(stderr, "migbed: source: the destination is a real QEMU: the stream was delivered, but "
 				"its verdict is only on its QMP (query-migrate, query-status; compare pmemsave with --dump-mem)\n");
@@ -235,16 +242,22 @@ int cmd_dest(int argc, char **argv)
 	struct run_side side = { .role = ROLE_DST, .addr = addr, .accept_ms = accept_ms,
 				 .listening = dest_listening, .arg = &rd };
 	struct diag d = { 0 };
+	struct bundle_run br = { 0 };
 	int rc;
 	code = CLI_EXIT_USAGE;
 	if (!c || !res)
 		code = cli_usage_error("dest: out of memory");
 	else if ((rc = parse(c, argc, argv, "dest", usage_dest)) != 0)
 		code = rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	else if (run_migrate_side(c, &side, res, &d))
+	else if (bundle_run_begin(&br, c, &d) || run_migrate_side(c, &side, res, &d)) {
 		fprintf(stderr, "migbed: dest: %s\n", d.msg);
-	else
+		bundle_run_abort(&br);
+	} else {
+		int bundle_rc = bundle_run_end(&br, c, res, OPTS_DEST, addr);
 		code = run_report_result(c, res, &d);
+		if (bundle_rc)
+			code = CLI_EXIT_USAGE;
+	}
 	ready_done(&rd, false, addr);   /* not said (it never listened): no ready file */
 	free(res);
 	free(c);

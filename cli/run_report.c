@@ -178,8 +178,8 @@ static void json_faults(const struct runcfg *c, const struct run_outcome *o, FIL
 	fprintf(f, "]");
 }
 
-static void print_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
-		       const char *backend, FILE *f)
+void run_report_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
+		     const char *backend, FILE *f)
 {
 	fprintf(f, "{\"scenario\":");
 	json_string(f, c->scenario);
@@ -216,7 +216,7 @@ int run_report(const struct runcfg *c, const struct metrics *m, const struct run
 	       o->completed ? "completed" : "failed", cause_name(o->cause), run_side_name(o->side));
 	fflush(stdout);
 	if (json && json->f) {
-		print_json(c, m, o, backend, json->f);
+		run_report_json(c, m, o, backend, json->f);
 		if (out_file_commit(json, d))
 			return CLI_EXIT_USAGE;
 	}

@@ -18,6 +18,9 @@ int run_report(const struct runcfg *c, const struct metrics *m, const struct run
  * committed, or aborted), the run's output errors. Returns the exit code; on 2 the message
  * ("migbed: ...") is printed. */
 int run_report_result(const struct runcfg *c, struct run_result *res, struct diag *d);
+/* The JSON result (what --json writes) to f. */
+void run_report_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
+		     const char *backend, FILE *f);
 /* A JSON string literal of s (quotes and escapes). */
 void json_string(FILE *f, const char *s);
 

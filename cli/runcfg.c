@@ -269,6 +269,8 @@ static const struct key keys[] = {
 	  .help = "write the result as JSON" },
 	{ .name = "events", .arg = "FILE", .type = OT_TEXT, .cmds = C_RUNS, RUNF(events_path),
 	  .help = "write the event log" },
+	{ .name = "bundle", .arg = "DIR", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(bundle_path),
+	  .help = "when the run misses its expectation, write a reproducer bundle DIR (and DIR.tar.zst): scenario, event log, result, build; `migbed replay DIR` reruns it. An existing DIR is refused before the run" },
 	{ .name = "quiet", .type = OT_FLAG, .dflt = "off", .cmds = C_RUNS, RUNF(quiet), .help = "print only the verdict line" },
 	{ .name = "pause-at", .arg = "SIDE:EVENT[#N]", .type = OT_RULE, .cmds = C_RUNS, .set = set_pause_row,
 	  .help = "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time" },
@@ -342,6 +344,8 @@ static const struct key keys[] = {
 	  .help = "kill a rerun after N ms of wall time: a hang" },
 	{ .name = "jobs", .arg = "N", .type = OT_U64, .lo = 1, .hi = TORTURE_JOBS_MAX, .noun = "a number of jobs",
 	  .dflt = "1", .exact = true, .cmds = OPTS_TORTURE, XF(jobs), .help = "reruns at a time" },
+	{ .name = "bundles", .arg = "DIR", .type = OT_TEXT, .dflt = "migbed-bundles", .exact = true, .cmds = OPTS_TORTURE,
+	  XF(bundles), .help = "every rerun that is not proper writes a reproducer bundle DIR/SITE-SIDE-CALL (replacing one of that name)" },
 	{ .name = "sites", .arg = "GLOB,...", .type = OT_RULE, .dflt = "all but the umbrella sites post_send and cm.*",
 	  .cmds = OPTS_TORTURE, .tgt = TGT_X, .set = set_sites, .help = "only these fault sites (e.g. 'reg_mr,msg.*')" },
 };
@@ -1220,4 +1224,155 @@ int runcfg_finish(struct runcfg *c, struct diag *d)
 	if (!c->trace[0])
 		return opts_finish_gen(c, d);
 	return 0;
+}
+
+/* ---- a config back as a scenario -------------------------------------------------------------- */
+
+/* The run keys a scenario written back leaves out: where a run's output goes (it is not what
+ * the run does), and the umbrella keys whose per-side keys say the same (protocol, impl). */
+static bool scenario_skips(const struct key *k)
+{
+	static const char *const skip[] = { "json", "events", "quiet", "pause-at", "fault-counts", "bundle",
+					    "protocol", "impl", "fault" };
+	for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+		if (!strcmp(k->name, skip[i]))
+			return true;
+	return false;
+}
+
+/* The i-th word of a choice's "a|b|c" into buf. */
+static void choice_word(const char *arg, unsigned idx, char *buf, size_t n)
+{
+	const char *s = arg;
+	for (unsigned i = 0; i < idx && s; i++) {
+		s = strchr(s, '|');
+		s = s ? s + 1 : NULL;
+	}
+	size_t len = s ? strcspn(s, "|") : 0;
+	snprintf(buf, n, "%.*s", (int)len, s ? s : "");
+}
+
+/* expect-fired as given: "N", ">N" or a list of them. */
+static void fired_list(const struct runcfg *c, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < c->n_expect_fired && len < n; i++)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s%llu", i ? "," : "", c->expect_fired[i].more ? ">" : "",
+					(unsigned long long)c->expect_fired[i].n);
+}
+
+/* A row whose value the row's setter converts or chooses: the text that gives the same value. */
+static bool converted_text(const struct key *k, const struct runcfg *c, char *buf, size_t n)
+{
+	const struct hca_cost *cost = &c->cost;
+	const char *nm = k->name;
+	unsigned idx = 0;
+	if (!strcmp(nm, "link-gbps"))
+		snprintf(buf, n, "%llu", (unsigned long long)(cost->link_bytes_per_s * 8 / 1000000000ull));
+	else if (!strcmp(nm, "latency-us"))
+		snprintf(buf, n, "%llu", (unsigned long long)(cost->msg_latency_ns / 1000));
+	else if (!strcmp(nm, "reg-us-per-gib"))   /* rounded up: set_reg's division gives it back */
+		snprintf(buf, n, "%llu", (unsigned long long)((cost->reg_per_page_ns * PAGES_PER_GIB + 999) / 1000));
+	else if (!strcmp(nm, "ack-timeout") && c->ack_timeout > 0)
+		snprintf(buf, n, "%d", c->ack_timeout);
+	else if (!strcmp(nm, "qemu-expect") && c->qemu_expect_file[0])
+		snprintf(buf, n, "%s@%llu", c->qemu_expect_file, (unsigned long long)c->qemu_expect_addr);
+	else if (!strcmp(nm, "expect-fired") && c->n_expect_fired)
+		fired_list(c, buf, n);
+	else if (!strcmp(nm, "expect"))
+		snprintf(buf, n, "%s", c->expect_text);
+	else if (k->type != OT_CHOICE)
+		return false;   /* ack-timeout, qemu-expect, expect-fired: none */
+	else {
+		if (!strcmp(nm, "backend"))
+			idx = c->backend == HCA_BACKEND_VERBS;
+		else if (!strcmp(nm, "mem"))
+			idx = c->repr == MEM_REPR_BYTES;
+		else if (!strcmp(nm, "src-protocol") || !strcmp(nm, "dst-protocol"))
+			idx = nm[0] == 's' ? c->src_negotiate : c->dst_negotiate;
+		else if (!strcmp(nm, "on-mismatch"))
+			idx = c->refuse_mismatch;
+		else if (!strcmp(nm, "src-impl") || !strcmp(nm, "dst-impl"))
+			idx = (unsigned)(nm[0] == 's' ? c->src_impl : c->dst_impl);
+		if (!strcmp(nm, "pattern"))
+			snprintf(buf, n, "%s", tgen_pattern_name(c->gen.pattern));
+		else
+			choice_word(k->arg, idx, buf, n);
+	}
+	return true;
+}
+
+/* The value of run key k in c as a scenario line gives it; false: it has none (a text not
+ * given, dst-memlock none, ...) and the line is left out. */
+static bool key_text(const struct key *k, const struct runcfg *c, char *buf, size_t n)
+{
+	struct opts_dst o = { (struct runcfg *)c, NULL };
+	const void *f = k->size ? field(k, &o) : NULL;
+	buf[0] = '\0';
+	if (k->set || !f)
+		return converted_text(k, c, buf, n);
+	switch (k->type) {
+	case OT_FLAG:
+	case OT_BOOL:
+		snprintf(buf, n, "%s", *(const bool *)f ? "true" : "false");
+		return true;
+	case OT_FRAC:
+		snprintf(buf, n, "%.17g", *(const double *)f);
+		return true;
+	case OT_TEXT: {   /* one line: a control character (from an option) as a space */
+		const char *t = f;
+		size_t i;
+		for (i = 0; t[i] && i + 1 < n; i++)
+			buf[i] = iscntrl((unsigned char)t[i]) ? ' ' : t[i];
+		buf[i] = '\0';
+		return i > 0;
+	}
+	case OT_U64:
+	case OT_SIZE:
+	case OT_POW2: {
+		uint64_t v = k->size == sizeof(uint32_t) ? *(const uint32_t *)f : *(const uint64_t *)f;
+		if (k->alt && v == 0)
+			snprintf(buf, n, "%s", k->alt);
+		else if (v == 0 && k->lo > 0)
+			return false;   /* not a value (dst-memlock: none) */
+		else
+			fmt_num(k, v, buf, n);
+		return true;
+	}
+	default:
+		return converted_text(k, c, buf, n);
+	}
+}
+
+/* A generator key that applies to c: no trace, and the key is any pattern's or c's. */
+static bool gen_key_applies(const struct key *k, const struct runcfg *c)
+{
+	return !c->trace[0] && (!k->pat[0] || !strcmp(k->pat, tgen_pattern_name(c->gen.pattern)));
+}
+
+void runcfg_write_scenario(FILE *f, const struct runcfg *c)
+{
+	char v[1100];
+	fprintf(f, "# left out: where the output goes (json, events, quiet, pause-at, fault-counts, bundle), and\n"
+		   "# protocol and impl (src-/dst-protocol and src-/dst-impl below say them per side)\n");
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const struct key *k = &keys[i];
+		if (!(k->cmds & OPTS_RUN) || k->tgt != TGT_RUN || (k->pat && !gen_key_applies(k, c)))
+			continue;
+		if (!strcmp(k->name, "fault"))
+			for (int r = 0; r < c->n_faults; r++)
+				fprintf(f, "fault = %s\n", c->faults[r]);
+		else if (!scenario_skips(k) && key_text(k, c, v, sizeof v))
+			fprintf(f, "%s = %s\n", k->name, v);
+	}
+}
+
+void runcfg_write_gen_args(FILE *f, const struct runcfg *c)
+{
+	char v[64];
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (keys[i].pat && gen_key_applies(&keys[i], c) && key_text(&keys[i], c, v, sizeof v))
+			fprintf(f, " --%s %s", keys[i].name, v);
+	fprintf(f, " --seed %llu", (unsigned long long)c->seed);
 }

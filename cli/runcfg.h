@@ -33,6 +33,7 @@ struct opts_extra {
 	char output[1024];             /* trace gen: -o FILE */
 	uint64_t max_runs, watchdog_ms, jobs, shard_k, shard_n;   /* torture */
 	char json[1024], sites[512];   /* torture */
+	char bundles[1024];            /* torture: where failing reruns' bundles go */
 	bool given[RUNCFG_MAX_KEYS];
 };
 
@@ -78,6 +79,16 @@ int runcfg_finish(struct runcfg *c, struct diag *d);
 void runcfg_print_keys(FILE *f);
 /* The whole table as markdown: README's key table (`migbed options --markdown`). */
 void runcfg_print_markdown(FILE *f);
+/* c as a scenario file: a comment naming what is left out, then one `key = value` line per
+ * run key that applies (the generator keys of c's pattern, without a trace), defaults
+ * resolved, every fault rule in order. Output keys (json, events, quiet, pause-at,
+ * fault-counts, bundle) and the umbrella keys protocol and impl are left out. c is a config
+ * after runcfg_finish; runcfg_load_scenario and runcfg_finish of the text give an equal config
+ * (but the scenario path and which keys were given). */
+void runcfg_write_scenario(FILE *f, const struct runcfg *c);
+/* The generator keys of c as `migbed trace gen` options (" --pattern rand-set ... --seed N"):
+ * the command that writes c's generated trace, byte for byte. */
+void runcfg_write_gen_args(FILE *f, const struct runcfg *c);
 /* The table's rows, for tests: key i's name (NULL past the end), its commands (OPTS_* bits);
  * its default as shown into buf, true when giving that text (up to a ':' that starts a
  * comment) leaves the defaults unchanged: it is the real one. */

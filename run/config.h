@@ -59,6 +59,7 @@ struct runcfg {
 	/* outputs */
 	char json_path[1024];
 	char events_path[1024];
+	char bundle_path[1024];               /* --bundle DIR: written by the command (cli/bundle.h) */
 	bool quiet;
 	/* --pause-at SIDE:EVENT[#N]: stop the process (SIGSTOP) right after that event-log line */
 	char pause_side[16], pause_event[48];

@@ -1,0 +1,337 @@
+/* cmd_replay - `migbed replay BUNDLE [--json]`: rerun a reproducer bundle (cli/bundle.h) and
+ * say whether it reproduced. The bundle's scenario runs in a child process (cwd the bundle,
+ * bounded by its watchdog) with its event log and JSON into a scratch folder; then
+ *   model: the process's outcome, events.log and result.json must be byte-identical (else the
+ *          first differing event-log line, with its number, and the result's fields that differ)
+ *   verbs: the outcome, the event names per side (no times, no addresses) and the status and
+ *          cause must be the same (real hardware times differ)
+ * A bundle from another build (build.txt) replays with a warning. Exit 0 reproduced, 1 not,
+ * 2 not a bundle or bad usage. A source or dest bundle plays that side again at its address:
+ * its peer is started by hand. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/bundle.h"
+#include "cli/cli.h"
+#include "cli/run_report.h"
+#include "vocab/vocab.h"
+
+#define REPLAY_MAX_DIFFS 16
+
+struct diffs {
+	char line[REPLAY_MAX_DIFFS][512];
+	int n;
+};
+
+static void add_diff(struct diffs *df, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_diff(struct diffs *df, const char *fmt, ...)
+{
+	va_list ap;
+	if (df->n == REPLAY_MAX_DIFFS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(df->line[df->n++], sizeof df->line[0], fmt, ap);
+	va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: migbed replay BUNDLE [--json]\n\n"
+		   "Rerun a reproducer bundle (written by run/source/dest --bundle DIR and by torture\n"
+		   "--bundles DIR) and say whether it reproduced: on the model the same process outcome and a\n"
+		   "byte-identical event log and result.json; on verbs the same event names per side and\n"
+		   "the same status and cause. A source or dest bundle plays that side again at its\n"
+		   "address: start its peer yourself. A bundle of another build replays with a warning.\n\n"
+		   "  --json      print the comparison as JSON on stdout\n"
+		   "  -h, --help  this text\n\n"
+		   "exit status: 0 reproduced, 1 not reproduced (what differed is printed), 2 not a bundle.\n");
+}
+
+/* A whole file into a malloc'd string (NULL: missing or unreadable). */
+static char *slurp(const char *dir, const char *name)
+{
+	char p[1200];
+	if (bundle_path_join(p, sizeof p, dir, name))
+		return NULL;
+	FILE *f = fopen(p, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 65536, len = 0, n;
+	char *s = malloc(cap + 1);
+	while (s && (n = fread(s + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *t = realloc(s, 2 * cap + 1);
+			if (!t) {
+				free(s);
+				s = NULL;
+			}
+			s = t;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (s)
+		s[len] = '\0';
+	return s;
+}
+
+/* The next line of *p (without its newline) into line; false at the end. */
+static bool next_line(const char **p, char *line, size_t n)
+{
+	if (!**p)
+		return false;
+	size_t len = strcspn(*p, "\n");
+	snprintf(line, n, "%.*s", (int)(len < n ? len : n - 1), *p);
+	*p += len + ((*p)[len] == '\n');
+	return true;
+}
+
+/* Model: the first line where the two logs differ. */
+static void diff_lines(const char *a, const char *b, struct diffs *df)
+{
+	char la[256], lb[256];
+	for (unsigned long n = 1;; n++) {
+		bool ha = next_line(&a, la, sizeof la), hb = next_line(&b, lb, sizeof lb);
+		if (!ha && !hb)
+			return;
+		if (ha && hb && !strcmp(la, lb))
+			continue;
+		add_diff(df, "events.log: line %lu: bundle '%s', replay '%s'", n, ha ? la : "(end)", hb ? lb : "(end)");
+		return;
+	}
+}
+
+/* Verbs: the n-th event (side and name) of side `side` in log s, from *p on; its line number. */
+static bool next_event(const char **p, unsigned long *lineno, const char *side, char *ev, size_t n)
+{
+	char line[256], sd[16], name[64];
+	while (next_line(p, line, sizeof line)) {
+		++*lineno;
+		if (sscanf(line, "%*s %15s %63s", sd, name) == 2 && !strcmp(sd, side)) {
+			snprintf(ev, n, "%s", name);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Verbs: the event names of each side (the migration's, then the log's own sim and wire), in
+ * order, without times and fields. */
+static void diff_events(const char *a, const char *b, struct diffs *df)
+{
+	const char *sides[VOCAB_SIDE_COUNT + 2];
+	size_t n_sides = 0;
+	for (int s = 0; s < VOCAB_SIDE_COUNT; s++)
+		sides[n_sides++] = vocab_side_token(s);
+	sides[n_sides++] = "sim";
+	sides[n_sides++] = "wire";
+	for (size_t s = 0; s < n_sides; s++) {
+		const char *pa = a, *pb = b;
+		unsigned long na = 0, nb = 0;
+		char ea[64], eb[64];
+		for (unsigned long i = 1;; i++) {
+			bool ha = next_event(&pa, &na, sides[s], ea, sizeof ea);
+			bool hb = next_event(&pb, &nb, sides[s], eb, sizeof eb);
+			if (!ha && !hb)
+				break;
+			if (ha && hb && !strcmp(ea, eb))
+				continue;
+			add_diff(df, "events.log: %s event %lu: bundle '%s' (line %lu), replay '%s' (line %lu)", sides[s], i,
+				 ha ? ea : "(end)", na, hb ? eb : "(end)", nb);
+			break;
+		}
+	}
+}
+
+/* The top-level fields of a one-object JSON text: key and value spans. */
+struct jfield {
+	const char *key, *val;
+	size_t key_len, val_len;
+};
+
+static size_t json_fields(const char *s, struct jfield *out, size_t max)
+{
+	size_t n = 0;
+	int depth = 0;
+	bool str = false, esc = false, want_key = false;
+	const char *key = NULL;
+	for (const char *p = s; *p && n < max; p++) {
+		if (str) {
+			if (esc) {
+				esc = false;
+			} else if (*p == '\\') {
+				esc = true;
+			} else if (*p == '"') {
+				str = false;
+				if (want_key && depth == 1)
+					out[n] = (struct jfield){ .key = key, .key_len = (size_t)(p - key) }, want_key = false;
+			}
+			continue;
+		}
+		if (*p == '"') {
+			str = true;
+			key = p + 1;
+		} else if (*p == '{' || *p == '[') {
+			want_key = ++depth == 1 && *p == '{';
+		} else if (*p == ':' && depth == 1) {
+			out[n].val = p + 1;
+		} else if ((*p == ',' || *p == '}' || *p == ']') && depth == 1 && out[n].val) {
+			out[n].val_len = (size_t)(p - out[n].val);
+			n++;
+			if (n < max)
+				out[n] = (struct jfield){ 0 };
+			want_key = *p == ',';
+		}
+		if (*p == '}' || *p == ']')
+			depth--;
+	}
+	return n;
+}
+
+static const struct jfield *field_of(const struct jfield *f, size_t n, const char *key, size_t key_len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (f[i].key_len == key_len && !strncmp(f[i].key, key, key_len))
+			return &f[i];
+	return NULL;
+}
+
+/* The result's fields that differ (model: all of them; verbs: status and cause). */
+static void diff_json(const char *a, const char *b, bool model, struct diffs *df)
+{
+	static struct jfield fa[64], fb[64];
+	char names[400] = "";
+	size_t len = 0;
+	memset(fa, 0, sizeof fa);
+	memset(fb, 0, sizeof fb);
+	size_t na = json_fields(a, fa, 64), nb = json_fields(b, fb, 64);
+	for (size_t i = 0; i < na; i++) {
+		const struct jfield *o = field_of(fb, nb, fa[i].key, fa[i].key_len);
+		bool checked = model || !strncmp(fa[i].key, "status", fa[i].key_len) || !strncmp(fa[i].key, "cause", fa[i].key_len);
+		if (checked && (!o || o->val_len != fa[i].val_len || memcmp(o->val, fa[i].val, o->val_len)) && len < sizeof names)
+			len += (size_t)snprintf(names + len, sizeof names - len, "%s%.*s", len ? ", " : "", (int)fa[i].key_len, fa[i].key);
+	}
+	if (names[0])
+		add_diff(df, "result.json: %s differ%s", names, strchr(names, ',') ? "" : "s");
+	else if (model && strcmp(a, b))
+		add_diff(df, "result.json: differs (bytes)");
+}
+
+/* One output file: both missing is the same; one missing is a difference. */
+static void compare_file(const char *bundle, const char *out, const char *name, bool model, struct diffs *df)
+{
+	char *a = slurp(bundle, name), *b = slurp(out, name);
+	if (!a != !b)
+		add_diff(df, "%s: %s", name, a ? "in the bundle, not written by the replay" : "written by the replay, not in the bundle");
+	else if (a && !strcmp(name, "events.log"))
+		model ? diff_lines(a, b, df) : diff_events(a, b, df);
+	else if (a)
+		diff_json(a, b, model, df);
+	free(a);
+	free(b);
+}
+
+static void print_result(const char *bundle, const struct bundle_meta *m, bool same_build, const struct diffs *df,
+			 bool json)
+{
+	if (json) {
+		printf("{\"bundle\":");
+		json_string(stdout, bundle);
+		printf(",\"backend\":");
+		json_string(stdout, m->backend);
+		printf(",\"build_id\":");
+		json_string(stdout, m->build_id);
+		printf(",\"same_build\":%s,\"reproduced\":%s,\"differences\":[", same_build ? "true" : "false",
+		       df->n ? "false" : "true");
+		for (int i = 0; i < df->n; i++) {
+			printf("%s", i ? "," : "");
+			json_string(stdout, df->line[i]);
+		}
+		printf("]}\n");
+		return;
+	}
+	for (int i = 0; i < df->n; i++)
+		printf("  %s\n", df->line[i]);
+	if (df->n)
+		printf("migbed: replay: %s: NOT reproduced (%d difference%s)\n", bundle, df->n, df->n == 1 ? "" : "s");
+	else
+		printf("migbed: replay: %s: reproduced (%s)\n", bundle,
+		       strcmp(m->backend, "model") ? "verbs: the same event names per side, status and cause"
+						   : "model: the same outcome, event log and result byte for byte");
+}
+
+/* Rerun and compare; the scratch folder is removed. 0 compared, -1 could not rerun (printed). */
+static int replay(const char *bundle, const struct bundle_meta *m, struct diffs *df)
+{
+	char abs_bundle[PATH_MAX], scratch[1100], out[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+	struct bundle_outcome oc;
+	struct diag d = { 0 };
+	snprintf(scratch, sizeof scratch, "%s/migbed-replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!realpath(bundle, abs_bundle) || !mkdtemp(scratch) || !realpath(scratch, out)) {
+		cli_usage_error("replay: %s: %s", bundle, strerror(errno));
+		return -1;
+	}
+	int rc = bundle_rerun(abs_bundle, out, m, &oc, &d);
+	if (rc == 0) {
+		bool model = !strcmp(m->backend, "model");
+		char want[32], got[32];
+		bundle_outcome_text(&m->oc, want, sizeof want);
+		bundle_outcome_text(&oc, got, sizeof got);
+		if (strcmp(want, got))
+			add_diff(df, "outcome: bundle %s, replay %s", want, got);
+		compare_file(abs_bundle, out, "events.log", model, df);
+		compare_file(abs_bundle, out, "result.json", model, df);
+	} else {
+		cli_usage_error("replay: %s", d.msg);
+	}
+	bundle_rmdir(out);
+	return rc ? -1 : 0;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	const char *bundle = NULL;
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return CLI_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] == '-' || bundle)
+			return cli_usage_error("replay: unexpected argument '%s' (see migbed replay --help)", argv[i]);
+		else
+			bundle = argv[i];
+	}
+	if (!bundle)
+		return cli_usage_error("replay: which bundle? (see migbed replay --help)");
+	struct bundle_meta m;
+	struct diag d = { 0 };
+	struct diffs *df = calloc(1, sizeof *df);
+	if (!df)
+		return cli_usage_error("replay: out of memory");
+	int code = CLI_EXIT_USAGE;
+	if (bundle_read_meta(bundle, &m, &d)) {
+		cli_usage_error("replay: %s", d.msg);
+		goto out;
+	}
+	bool same = !strcmp(m.build_id, run_build_id()) && !strcmp(m.compiler, bundle_compiler());
+	if (!same)
+		fprintf(stderr, "migbed: replay: warning: the bundle is from another build (%s, %s); this is %s, %s: "
+				"replaying anyway\n", m.build_id, m.compiler, run_build_id(), bundle_compiler());
+	if (replay(bundle, &m, df) == 0) {
+		print_result(bundle, &m, same, df, json);
+		code = df->n ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	}
+out:
+	free(df);
+	return code;
+}
