@@ -1274,6 +1274,8 @@ static bool converted_text(const struct key *k, const struct runcfg *c, char *bu
 		snprintf(buf, n, "%llu", (unsigned long long)(cost->msg_latency_ns / 1000));
 	else if (!strcmp(nm, "reg-us-per-gib"))   /* rounded up: set_reg's division gives it back */
 		snprintf(buf, n, "%llu", (unsigned long long)((cost->reg_per_page_ns * PAGES_PER_GIB + 999) / 1000));
+	else if (!strcmp(nm, "odp-fault-us"))
+		snprintf(buf, n, "%llu", (unsigned long long)(cost->odp_fault_ns / 1000));
 	else if (!strcmp(nm, "ack-timeout") && c->ack_timeout > 0)
 		snprintf(buf, n, "%d", c->ack_timeout);
 	else if (!strcmp(nm, "qemu-expect") && c->qemu_expect_file[0])
@@ -1293,6 +1295,8 @@ static bool converted_text(const struct key *k, const struct runcfg *c, char *bu
 			idx = nm[0] == 's' ? c->src_negotiate : c->dst_negotiate;
 		else if (!strcmp(nm, "on-mismatch"))
 			idx = c->refuse_mismatch;
+		else if (!strcmp(nm, "dst-odp"))
+			idx = (unsigned)c->dst_odp;
 		else if (!strcmp(nm, "src-impl") || !strcmp(nm, "dst-impl"))
 			idx = (unsigned)(nm[0] == 's' ? c->src_impl : c->dst_impl);
 		if (!strcmp(nm, "pattern"))

@@ -114,6 +114,8 @@ static void test_round_trips(void **state)
 		     "src:round#2"),
 		CASE("--trace", "/data/x.trace.zst", "--dst-layout", "/data/y.trace", "--ack-timeout", "14"),
 		CASE("--backend", "verbs", "--src-addr", "198.18.0.2", "--dst-addr", "198.18.0.1:29200"),
+		CASE("--dst-odp", "on", "--rnr-retry", "7", "--odp-fault-us", "80"),
+		CASE("--dst-odp", "prefetch", "--pin-all"),
 	};
 	/* (a relative trace path is relative to the scenario's folder: bundles copy the file there) */
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
