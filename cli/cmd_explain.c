@@ -66,6 +66,7 @@ struct opts {
 struct scn {
 	char path[PATH_MAX];
 	char expect[256];          /* "failed:A|B" */
+	char description[256];
 	long bytes;
 	int rank;                  /* by name: model- config- neg- fault- memlock- profile- other */
 };
@@ -176,13 +177,16 @@ static void load_scn(struct catalogue *cat, const char *base)
 	if (!f)
 		return;
 	char line[512];
-	s->expect[0] = '\0';
+	s->expect[0] = s->description[0] = '\0';
 	s->bytes = 0;
 	while (fgets(line, sizeof line, f)) {
 		s->bytes += (long)strlen(line);
 		if (!strncmp(line, "expect = ", 9)) {
 			snprintf(s->expect, sizeof s->expect, "%.*s", (int)sizeof s->expect - 1, line + 9);
 			s->expect[strcspn(s->expect, "\r\n")] = '\0';
+		} else if (!strncmp(line, "description = ", 14)) {
+			snprintf(s->description, sizeof s->description, "%.*s", (int)sizeof s->description - 1, line + 14);
+			s->description[strcspn(s->description, "\r\n")] = '\0';
 		}
 	}
 	fclose(f);
@@ -228,11 +232,27 @@ static int expect_names(const char *expect, const char *cause)
 	return hit ? (n == 1 ? 2 : 1) : 0;
 }
 
-/* The simplest scenario expecting cause: one that names it alone, then one whose name has
- * the log's side ("-dst-"), then by kind (a plain
+/* The simplest scenario expecting cause: one that names it alone, then one whose description
+ * has the situation an observed row names ("wrong rkey"), one whose name has the log's side
+ * ("-dst-"), then by kind (a plain
  * model run before a fault, a profile's last: only QEMU_HANG and COMPLETION_DROPPED need
  * one), then the smallest file. NULL if none. */
-static const struct scn *scenario_for(const struct catalogue *cat, int cause, int side)
+/* Does one of the situation notes ("wrong rkey; EOF lost") appear in the description? */
+static bool fits_situation(const char *description, const char *notes)
+{
+	for (const char *n = notes; *n;) {
+		size_t l = strcspn(n, ";");
+		char note[96];
+		snprintf(note, sizeof note, "%.*s", (int)l, n);
+		if (l && strstr(description, note))
+			return true;
+		n += l;
+		n += strspn(n, "; ");
+	}
+	return false;
+}
+
+static const struct scn *scenario_for(const struct catalogue *cat, int cause, int side, const char *notes)
 {
 	const struct scn *best = NULL;
 	int best_hit = 0;
@@ -243,7 +263,8 @@ static const struct scn *scenario_for(const struct catalogue *cat, int cause, in
 		int hit = expect_names(s->expect, cause_name(cause));
 		if (!hit)
 			continue;
-		hit = 2 * hit + (strstr(strrchr(s->path, '/'), side_word) != NULL);   /* the log's side in its name */
+		hit = 4 * hit + 2 * fits_situation(s->description, notes) +
+		      (strstr(strrchr(s->path, '/'), side_word) != NULL);   /* the log's side in its name */
 		if (!best || hit > best_hit || (hit == best_hit && (s->rank < best->rank ||
 		    (s->rank == best->rank && s->bytes < best->bytes)))) {
 			best = s;
@@ -330,6 +351,34 @@ static bool can_play_72(const char *text, int side)
 	return !chunk || !strcmp(chunk, "1M");
 }
 
+/* The scenario's lines, its file keys (trace, dst-layout: relative to the scenario's folder)
+ * made absolute, so the copy runs from anywhere. */
+static void write_lines(FILE *f, const char *text, const char *from)
+{
+	static const char *const file_keys[] = { "trace", "dst-layout" };
+	char dir[PATH_MAX], rel[PATH_MAX], abs_path[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", from);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	for (const char *s = text; *s;) {
+		size_t l = strcspn(s, "\n");
+		char v[PATH_MAX];
+		const char *key = NULL;
+		for (size_t k = 0; k < 2 && !key; k++) {
+			char line[PATH_MAX];
+			snprintf(line, sizeof line, "%.*s", (int)l, s);
+			if (key_value(line, file_keys[k], v, sizeof v) && v[0] != '/')
+				key = file_keys[k];
+		}
+		if (key && slash && (size_t)snprintf(rel, sizeof rel, "%s/%s", dir, v) < sizeof rel && realpath(rel, abs_path))
+			fprintf(f, "%s = %s\n", key, abs_path);
+		else
+			fprintf(f, "%.*s\n", (int)l, s);
+		s += l + (s[l] ? 1 : 0);
+	}
+}
+
 static int copy_scenario(const struct scn *s, const char *out_path, int cause, int side, const char *logs,
 			 struct repro *r, struct diag *d)
 {
@@ -345,8 +394,9 @@ static int copy_scenario(const struct scn *s, const char *out_path, int cause, i
 	struct out_file of = { 0 };
 	if (out_file_open(&of, out_path, d))
 		return -EINVAL;
-	fprintf(of.f, "# migbed explain: reproduces %s, the cause that fits %s\n# copied from %s\n%s%s",
-		cause_name(cause), logs, s->path, text, n && text[n - 1] != '\n' ? "\n" : "");
+	fprintf(of.f, "# migbed explain: reproduces %s, the cause that fits %s\n# copied from %s\n",
+		cause_name(cause), logs, s->path);
+	write_lines(of.f, text, s->path);
 	if (r->impl_side >= 0)
 		fprintf(of.f, "# the log is QEMU 7.2's: that side plays it and prints its observed lines\n%s-impl = qemu-7.2\n",
 			vocab_side_token(r->impl_side));
@@ -474,6 +524,9 @@ static void print_cause(FILE *f, const struct explain *x, size_t i, const struct
 		fprintf(f, "     ... %zu more line(s)\n", c->n_lines - SHOW_LINES);
 	if (c->notes[0])
 		fprintf(f, "   situation: %s\n", c->notes);
+	if (c->missing)
+		fprintf(f, "   not in the logs: %zu line(s) QEMU 7.2 printed on these sides for this cause (migbed causes %s)\n",
+			c->missing, cause_name(c->cause));
 	fprintf(f, "   QEMU versions: %s\n   hint: %s\n", v, cause_hint(c->cause));
 	if (s)
 		fprintf(f, "   reproduce: migbed run %s\n", s->path);
@@ -508,7 +561,8 @@ static void json_cause(FILE *f, const struct explain *x, size_t i, const struct 
 	json_string(f, cause_name(c->cause));
 	fprintf(f, ",\"side\":");
 	json_string(f, side_word(c->side));
-	fprintf(f, ",\"score\":%ld,\"kind\":\"%s\",\"lines\":[", c->score, cause_is_consequence(c->cause) ? "consequence" : "primary");
+	fprintf(f, ",\"score\":%ld,\"missing\":%zu,\"kind\":\"%s\",\"lines\":[", c->score, c->missing,
+		cause_is_consequence(c->cause) ? "consequence" : "primary");
 	for (size_t j = 0; j < c->n_lines && j < EXPLAIN_KEEP_LINES; j++) {
 		const struct explain_line *l = explain_cause_line(x, i, j);
 		snprintf(t, sizeof t, "%s:%lu: %s", explain_log_name(x, (size_t)l->log), l->line_no, l->text);
@@ -639,7 +693,8 @@ int cmd_explain(int argc, char **argv)
 	size_t n = explain_rank(x);
 	load_catalogue(cat);
 	for (size_t i = 0; i < n; i++)
-		scn[i] = scenario_for(cat, explain_cause_at(x, i)->cause, explain_cause_at(x, i)->side);
+		scn[i] = scenario_for(cat, explain_cause_at(x, i)->cause, explain_cause_at(x, i)->side,
+				      explain_cause_at(x, i)->notes);
 	if (o.scn_out) {
 		rc = write_scenarios(&o, x, n, scn, rep);
 		if (rc)

@@ -83,6 +83,7 @@ struct explain {
 	struct log logs[EXPLAIN_LOGS_MAX];
 	size_t nlogs;
 	struct acc acc[CAUSE_COUNT];
+	bool seen[PATS_MAX];       /* an observed row some line of a log of its side matched */
 	int order[CAUSE_COUNT];
 	size_t ncauses;
 	bool ranked;
@@ -692,6 +693,8 @@ static int score_line(struct explain *x, size_t k, const struct mline *m)
 	for (int j = 0; j < m->npats; j++) {
 		const struct pattern *p = &x->pat[m->pats[j]];
 		long w = weight(p, x->logs[k].side);
+		if (p->observed && p->side == x->logs[k].side)
+			x->seen[m->pats[j]] = true;
 		int ci = p->cause - CAUSE_FIRST;
 		if (w > best[ci]) {
 			best[ci] = w;
@@ -708,6 +711,21 @@ static int score_line(struct explain *x, size_t k, const struct mline *m)
 	return 1;
 }
 
+/* Per cause: its observed rows of a side some log is of that no line matched. Of two causes
+ * the lines read equally well, the one QEMU would have printed more of is the likelier. */
+static void count_missing(struct explain *x)
+{
+	bool have[VOCAB_SIDE_COUNT] = { false };
+	for (size_t k = 0; k < x->nlogs; k++)
+		if (x->logs[k].side >= 0)
+			have[x->logs[k].side] = true;
+	for (int i = 0; i < x->npat; i++) {
+		const struct pattern *p = &x->pat[i];
+		if (p->observed && have[p->side] && !x->seen[i])
+			x->acc[p->cause - CAUSE_FIRST].pub.missing++;
+	}
+}
+
 static const struct explain *sort_x;   /* qsort has no context argument in C11 */
 
 static int by_rank(const void *pa, const void *pb)
@@ -716,6 +734,8 @@ static int by_rank(const void *pa, const void *pb)
 	const struct acc *A = &sort_x->acc[a], *B = &sort_x->acc[b];
 	if (A->pub.score != B->pub.score)
 		return A->pub.score > B->pub.score ? -1 : 1;
+	if (A->pub.missing != B->pub.missing)
+		return A->pub.missing < B->pub.missing ? -1 : 1;
 	int ca = cause_is_consequence(a + CAUSE_FIRST), cb = cause_is_consequence(b + CAUSE_FIRST);
 	if (ca != cb)
 		return ca - cb;
@@ -744,6 +764,7 @@ size_t explain_rank(struct explain *x)
 		}
 		qsort(l->un, l->n_un, sizeof l->un[0], by_line);
 	}
+	count_missing(x);
 	for (int ci = 0; ci < CAUSE_COUNT; ci++) {
 		struct acc *a = &x->acc[ci];
 		if (!a->pub.score)

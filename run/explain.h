@@ -13,7 +13,8 @@
  * quarter when it is what every failure ends with ("load of migration failed", "RDMA is in an
  * error state ...", "Early error. Sending error."); every
  * cause that reads a line equally well gets its whole weight (the log cannot tell them apart,
- * so neither does the score). Rank: score, then PRIMARY
+ * so neither does the score). Rank: score, then fewer of the cause's observed rows for the
+ * logs' sides missing from them (QEMU would have printed those too), then PRIMARY
  * before CONSEQUENCE, then table order. Lines are bounded (EXPLAIN_LINE_MAX bytes each, longer
  * ones cut), and so is what is kept per cause and per log; nothing is printed here. */
 #ifndef MIGBED_RUN_EXPLAIN_H
@@ -50,6 +51,7 @@ struct explain_cause {
 	const char *versions;        /* "7.2" (observed rows' tags, space-separated); "" if none */
 	const char *notes;           /* the observed rows' situations ("wrong rkey"); "" if none */
 	bool wc_status_lines;        /* a line read as it is QEMU's "ibv_poll_cq ..." (<= 8.1 prints it) */
+	size_t missing;              /* its observed rows for the logs' sides that no line matched */
 };
 
 /* A new, empty explanation; NULL when out of memory. */

@@ -182,6 +182,22 @@ static void test_sides(void **state)
 	explain_free(x);
 }
 
+/* Equal scores: the cause whose observed lines for this side are all there comes first. */
+static void test_missing_observed_rows(void **state)
+{
+	(void)state;
+	struct explain *x = explain_text("qemu-system-x86_64: receive cm event, cm event is 10\n"
+					 "qemu-system-x86_64: load of migration failed: Broken pipe\n",
+					 VOCAB_SIDE_DST, NULL, 0);
+	assert_true(explain_rank(x) >= 3);
+	const struct explain_cause *first = explain_cause_at(x, 0), *second = explain_cause_at(x, 1);
+	assert_int_equal(first->cause, CAUSE_QP_ERROR);           /* a CONSEQUENCE, yet first */
+	assert_int_equal(first->missing, 0);
+	assert_int_equal(second->score, first->score);
+	assert_true(second->missing > 0);                         /* "Failed to send control buffer" */
+	explain_free(x);
+}
+
 static void test_json_and_nothing(void **state)
 {
 	(void)state;
@@ -212,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_status_line_and_aftermath),
 		cmocka_unit_test(test_consequence_after_primary),
 		cmocka_unit_test(test_sides),
+		cmocka_unit_test(test_missing_observed_rows),
 		cmocka_unit_test(test_json_and_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
