@@ -22,6 +22,7 @@ int cmd_dest(int argc, char **argv);
 int cmd_causes(int argc, char **argv);
 int cmd_faults(int argc, char **argv);
 int cmd_profiles(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_torture(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 

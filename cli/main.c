@@ -28,6 +28,7 @@ static const struct subcmd subcmds[] = {
 	{ "causes", NULL, cmd_causes, "list the named failure causes (--json)" },
 	{ "faults", NULL, cmd_faults, "list the fault sites and actions a --fault rule can name (--json)" },
 	{ "profiles", NULL, cmd_profiles, "list the peers a side can play: migbed and QEMU versions (--json)" },
+	{ "explain", NULL, cmd_explain, "name the causes QEMU logs fit, with the lines and a reproducing scenario" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
 	{ "replay", NULL, cmd_replay, "rerun a reproducer bundle (--bundle DIR): did it reproduce?" },
 	{ "options", NULL, cmd_options, "print the one option table of every command (--markdown)" },

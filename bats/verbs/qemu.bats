@@ -17,6 +17,11 @@ setup() {
 
 teardown() {
   qemu_stop_all
+  # MIGBED_QEMU_LOG_DIR=DIR keeps each test's QEMU logs in DIR/TEST/ (bats/data/qemu-logs/README.md)
+  if [ -n "${MIGBED_QEMU_LOG_DIR:-}" ] && [ -n "${D:-}" ]; then
+    keep="$MIGBED_QEMU_LOG_DIR/$(printf '%s' "$BATS_TEST_DESCRIPTION" | tr -c 'A-Za-z0-9.-' '_' | cut -c1-80)"
+    mkdir -p "$keep" && cp "$D"/*.log "$keep"/ 2>/dev/null || true
+  fi
   # memory images (64 MiB each) and contents: the VM's /tmp is RAM, and bats removes test folders
   # only at the end of the run: keep the run from filling it (memory pressure slows rxe down)
   if [ -n "${D:-}" ]; then rm -rf "$D"/*.mem "$D"/*.bin "$D"/keep; fi

@@ -1,0 +1,95 @@
+/* explain - naming the migbed causes a QEMU log fits (`migbed explain`, docs/explain.md).
+ *
+ * The patterns are the cause table's qemu column (vocab/cause.h), split on " | ": a plain row
+ * is a printf format of QEMU's rdma.c whose conversions (%d %u %lu %x %s ...) match fields;
+ * "[7.2 observed dst, NOTE] text" is a line a real QEMU 7.2 printed on that side (exact text);
+ * "(trace) text" and "(QEMU 7.2) text" are patterns with a tag; a row wholly in parentheses is
+ * commentary. A pattern matches anywhere in a line, so prefixes ("qemu-system-x86_64: ",
+ * libvirt and -msg timestamps, trace event names) and glued lines need no special case.
+ *
+ * Scoring (per line, then summed per cause): the most specific reading(s) of a line take it;
+ * a reading weighs its literal characters, +20 when it is an observed row of the log's own
+ * side, x3 when the line names a work-completion status ("ibv_poll_cq wc.status="), a
+ * quarter when it is what every failure ends with ("load of migration failed", "RDMA is in an
+ * error state ...", "Early error. Sending error."); every
+ * cause that reads a line equally well gets its whole weight (the log cannot tell them apart,
+ * so neither does the score). Rank: score, then fewer of the cause's observed rows for the
+ * logs' sides missing from them (QEMU would have printed those too), then PRIMARY
+ * before CONSEQUENCE, then table order. Lines are bounded (EXPLAIN_LINE_MAX bytes each, longer
+ * ones cut), and so is what is kept per cause and per log; nothing is printed here. */
+#ifndef MIGBED_RUN_EXPLAIN_H
+#define MIGBED_RUN_EXPLAIN_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "sim/diag.h"
+
+#define EXPLAIN_LINE_MAX 1024        /* bytes of a line that are matched (the rest is cut) */
+#define EXPLAIN_LOGS_MAX 8
+#define EXPLAIN_KEEP_LINES 16        /* matched lines kept per cause */
+#define EXPLAIN_KEEP_UNPLACED 64     /* unplaced lines kept per log */
+#define EXPLAIN_SIDE_ANY (-1)        /* a log whose side is not given: inferred */
+
+struct explain;
+
+/* One matched log line, as a cause reads it. */
+struct explain_line {
+	int log;                     /* index of the log (explain_log) */
+	unsigned long line_no;
+	const char *text;            /* the line, without its trailing newline */
+	const char *row;             /* the cause table's row it fits ("[7.2 observed dst] ...") */
+	const char *fields;          /* the format's fields, ", "-separated ("1, 2"); "" if none */
+	bool observed;               /* an observed row (a real QEMU's exact line) */
+};
+
+/* One cause the logs fit. */
+struct explain_cause {
+	int cause;                   /* positive cause code */
+	int side;                    /* enum vocab_side of the log that weighs most; -1 unknown */
+	long score;
+	size_t n_lines;              /* lines read as this cause (at most EXPLAIN_KEEP_LINES kept) */
+	const char *versions;        /* "7.2" (observed rows' tags, space-separated); "" if none */
+	const char *notes;           /* the observed rows' situations ("wrong rkey"); "" if none */
+	bool wc_status_lines;        /* a line read as it is QEMU's "ibv_poll_cq ..." (<= 8.1 prints it) */
+	size_t missing;              /* its observed rows for the logs' sides that no line matched */
+};
+
+/* A new, empty explanation; NULL when out of memory. */
+struct explain *explain_new(void);
+void explain_free(struct explain *x);
+
+/* Read one log (a QEMU stderr, a libvirt log, or query-migrate/QMP JSON: a file whose first
+ * non-blank byte is '{' is read for its "error-desc" and "desc" strings). name is what lines
+ * are cited by; side is enum vocab_side or EXPLAIN_SIDE_ANY (inferred in explain_rank).
+ * 0, or -EINVAL/-E2BIG with d set ("NAME: ..."): a read error or too many logs. */
+int explain_add(struct explain *x, const char *name, int side, FILE *f, struct diag *d);
+
+/* Infer the sides not given, match, score and rank. The number of causes found. Logs added
+ * without a side and with no content to tell, when there are exactly two, are taken as
+ * source then destination. Call once, after every explain_add. */
+size_t explain_rank(struct explain *x);
+
+/* The i-th cause, best first (i < explain_rank's count). */
+const struct explain_cause *explain_cause_at(const struct explain *x, size_t i);
+/* Its j-th kept line (j < min(n_lines, EXPLAIN_KEEP_LINES)). */
+const struct explain_line *explain_cause_line(const struct explain *x, size_t i, size_t j);
+
+/* Logs: count, name, side (after explain_rank: inferred or given; -1 if unknown), whether
+ * inferred, lines read, lines placed (read as some cause). */
+size_t explain_log_count(const struct explain *x);
+const char *explain_log_name(const struct explain *x, size_t k);
+int explain_log_side(const struct explain *x, size_t k, bool *inferred);
+unsigned long explain_log_lines(const struct explain *x, size_t k, unsigned long *placed);
+/* Its j-th unplaced line (blank lines are not counted): text and line number; NULL past the
+ * end (at most EXPLAIN_KEEP_UNPLACED are kept). */
+const char *explain_log_unplaced(const struct explain *x, size_t k, size_t j, unsigned long *line_no);
+
+/* The k-th log's j-th matched line (any cause, any side), in order; NULL past the end. */
+const char *explain_log_line(const struct explain *x, size_t k, size_t j, unsigned long *line_no);
+
+/* For the unit test and `migbed explain`'s quoting: does the cause table row (one " | "
+ * piece, tag included) match text? Fields go to fields (", "-separated). 1 yes, 0 no, -1 the
+ * row is commentary. Uses one static pattern: not for concurrent use. */
+int explain_row_match(const char *row, const char *text, char *fields, size_t n);
+
+#endif
