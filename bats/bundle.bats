@@ -61,12 +61,13 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
 }
 
 @test "a bundle is deterministic: the same failing run writes the same files" {
-  for i in 1 2; do
-    run "$MIGBED" run "$S/model-mismatch-64m-to-1m.scn" --expect completed --quiet --bundle b$i
+  # bundle names no build id can contain (a hex commit like c0b1ae9 holds "b1")
+  for i in one two; do
+    run "$MIGBED" run "$S/model-mismatch-64m-to-1m.scn" --expect completed --quiet --bundle bundle-$i
     [ "$status" -eq 1 ]
   done
-  for f in scenario.scn events.log result.json build.txt outcome.txt; do cmp b1/$f b2/$f; done
-  diff <(sed 's/b1/B/g' b1/README) <(sed 's/b2/B/g' b2/README)
+  for f in scenario.scn events.log result.json build.txt outcome.txt; do cmp bundle-one/$f bundle-two/$f; done
+  diff <(sed 's/bundle-one/B/g' bundle-one/README) <(sed 's/bundle-two/B/g' bundle-two/README)
 }
 
 @test "a tampered event log or result does not reproduce: replay exits 1 naming the line or the fields" {
