@@ -247,8 +247,9 @@ static int write_bundle(const struct torture *t, const struct runcfg *c, const s
 			if (rename(from, to) != 0 && errno != ENOENT)
 				rc = diag_set(d, "%s: %s", to, strerror(errno));
 		}
-		snprintf(got, sizeof got, "torture rerun with fault %s: %s%s%s", rc_cfg->faults[rc_cfg->n_faults - 1],
-			 torture_verdict_name(r->verdict), r->detail[0] ? ": " : "", r->detail);
+		int n = snprintf(got, sizeof got, "torture rerun with fault %s: %s%s%s", rc_cfg->faults[rc_cfg->n_faults - 1],
+				 torture_verdict_name(r->verdict), r->detail[0] ? ": " : "", r->detail);
+		(void)n;   /* a long detail is cut */
 		if (rc == 0)
 			rc = bundle_commit(&b, &m, w, "completed, or failed with a named cause, the injected fault fired (torture)",
 					   got, &tar_ok, d);
