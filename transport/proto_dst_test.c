@@ -1166,6 +1166,102 @@ static void test_completion_with_foreign_wr_id(void **state)
 	}
 }
 
+/* ---- peer profiles (transport/profile.h) ------------------------------------------------------ */
+
+static void rig_open_impl(struct rig *r, enum proto_impl impl)
+{
+	struct proto_opts o;
+	proto_opts_defaults(&o);
+	o.impl = impl;
+	rig_open_opts(r, &o);
+}
+
+/* A destination playing QEMU has no bound: migbed's (from outside) is QEMU_HANG naming what it
+ * waits for, and it stays silent (no ERROR, no disconnect: QEMU would still be waiting).
+ * migbed's own destination names TIMEOUT and sends ERROR. */
+static void test_qemu_destination_hangs_silently(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_open_impl(&r, PROTO_IMPL_QEMU_7_2);
+	assert_int_equal(proto_dst_fail(r.d, CAUSE_TIMEOUT, "no source"), -CAUSE_QEMU_HANG);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_QEMU_HANG, "qemu-7.2 would wait here forever for a source to connect");
+	assert_int_equal(proto_dst_progress(r.d), 0);       /* hung: neither done nor doing anything */
+	rig_close(&r);
+
+	rig_open_impl(&r, PROTO_IMPL_QEMU_8_2);
+	rs_registering(&r, false);
+	assert_int_equal(proto_dst_fail(r.d, CAUSE_TIMEOUT, "the source went silent"), -CAUSE_QEMU_HANG);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_QEMU_HANG, "qemu-8.2 would wait here forever for the source's next control message");
+	assert_int_equal(evlog_count_event(r.ev, "send_error"), 0);
+	assert_int_equal(proto_dst_stats(r.d)->msgs_sent[WIRE_ERROR], 0);
+	rig_close(&r);
+
+	rig_open(&r, false);
+	rs_registering(&r, false);
+	assert_int_equal(proto_dst_fail(r.d, CAUSE_TIMEOUT, "the source went silent"), -CAUSE_TIMEOUT);
+	assert_int_equal(evlog_count_event(r.ev, "send_error"), 1);
+	rig_close(&r);
+}
+
+/* One shared CQ (QEMU <= 6.1): while the destination waits for its READY's send completion
+ * (1 ms late), the source's next message arrives first. A good one is dropped and named
+ * COMPLETION_DROPPED when the destination then waits for it; a failed one fails at once, as
+ * qemu_rdma_poll does; on separate CQs (6.2+) the same timing completes the exchange. */
+static void test_shared_cq_destination(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_open_impl(&r, PROTO_IMPL_QEMU_6_1);
+	rs_registering(&r, false);
+	add_fault(&r, "wc.send@dst #1 -> delay(1ms)");     /* the READY after the COMPRESS */
+	assert_int_equal(rs_compress(&r, 0, 0, PC_RAM_OFFSET, PAGE), 0);
+	assert_int_equal(rs_xchg(&r, WIRE_REGISTER_FINISHED, 1, NULL, 0, 0, NULL), 0);   /* arrives first */
+	settle(&r);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_COMPLETION_DROPPED,
+		   "\"A Wanted wrid CONTROL SEND (2000) but got CONTROL RECV (4000)\"");
+	assert_int_equal(evlog_count_event(r.ev, "wrid_dropped"), 1);
+	assert_int_equal(evlog_count_event(r.ev, "send_error"), 0);
+	rig_close(&r);
+
+	rig_open_impl(&r, PROTO_IMPL_QEMU_6_1);
+	rs_registering(&r, false);
+	add_fault(&r, "wc.send@dst #1 -> delay(1ms)");
+	add_fault(&r, "wc.recv@dst #2 -> status(GENERAL_ERR)");   /* the REGISTER FINISHED's */
+	assert_int_equal(rs_compress(&r, 0, 0, PC_RAM_OFFSET, PAGE), 0);
+	(void)rs_xchg(&r, WIRE_REGISTER_FINISHED, 1, NULL, 0, 0, NULL);
+	settle(&r);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_CONTROL_RECV_ERROR, "status=GENERAL_ERR");
+	rig_close(&r);
+
+	rig_open_impl(&r, PROTO_IMPL_QEMU_7_2);
+	rs_registering(&r, false);
+	add_fault(&r, "wc.send@dst #1 -> delay(1ms)");
+	assert_int_equal(rs_compress(&r, 0, 0, PC_RAM_OFFSET, PAGE), 0);
+	assert_int_equal(rs_xchg(&r, WIRE_REGISTER_FINISHED, 1, NULL, 0, 0, NULL), 0);
+	assert_dst(&r, PROTO_DST_RUNNING, 0, NULL);
+	rig_close(&r);
+}
+
+/* One shared CQ, and a failed send completion arrives while the destination waits for a
+ * message (the failed copy of a duplicated READY): QEMU's poll fails on it. */
+static void test_shared_cq_failed_send_while_waiting(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_open_impl(&r, PROTO_IMPL_QEMU_6_1);
+	rs_registering(&r, false);
+	add_fault(&r, "msg.ready@dst #1 -> duplicate");
+	(void)rs_compress(&r, 0, 0, PC_RAM_OFFSET, PAGE);
+	settle(&r);
+	assert_int_equal(proto_dst_state(r.d), PROTO_DST_FAILED);
+	int cause = proto_dst_cause(r.d)->cause;
+	if (cause != CAUSE_RNR_RETRY_EXCEEDED)
+		print_error("cause %s (%s)\n", cause_name(cause), proto_dst_cause(r.d)->detail);
+	assert_int_equal(cause, CAUSE_RNR_RETRY_EXCEEDED);
+	rig_close(&r);
+}
+
 /* Freed in the middle of a migration: disconnects, releases everything. */
 static void test_free_while_running(void **state)
 {
@@ -1217,6 +1313,9 @@ int main(void)
 		cmocka_unit_test(test_progress_does_not_reenter),
 		cmocka_unit_test(test_completion_with_foreign_wr_id),
 		cmocka_unit_test(test_free_while_running),
+		cmocka_unit_test(test_qemu_destination_hangs_silently),
+		cmocka_unit_test(test_shared_cq_destination),
+		cmocka_unit_test(test_shared_cq_failed_send_while_waiting),
 	};
 	if (getenv("PROTO_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("PROTO_TEST_FILTER"));
