@@ -1065,6 +1065,25 @@ static void test_poll_swallows_a_failed_write_before_8_2(void **state)
 	rig_close(&r, PROTO_DST_RUNNING);
 }
 
+/* One shared CQ (QEMU <= 6.1), the source's side of the 2021 trace "Wanted wrid WRITE RDMA (1)
+ * but got CONTROL RECV (4000)": the READY arrives while the source waits for a (late) write
+ * completion; with the READY expected, qemu_rdma_poll takes it as the credit: no drop, no hang. */
+static void test_shared_cq_ready_during_a_write_wait(void **state)
+{
+	(void)state;
+	struct rig r;
+	rig_open_started_as(&r, false, PROTO_IMPL_QEMU_6_1);
+	add_fault(&r, "wc.write@src #1 -> delay(1ms)");
+	save_dirty(&r, 0, 0);
+	assert_int_equal(proto_src_flush(r.s), 0);
+	rig_finish(&r);                              /* its drain: the READY comes first */
+	assert_int_equal(proto_src_cause(r.s)->cause, 0);
+	assert_int_equal(evlog_count_event(r.ev, "wrid_dropped"), 0);
+	assert_true(evlog_count_event(r.ev, "ready_credit") >= 1);
+	assert_int_equal(proto_src_stats(r.s)->rdma_writes, 1);
+	rig_close(&r, PROTO_DST_COMPLETED);
+}
+
 /* ---- after EOF ------------------------------------------------------------------------------ */
 
 /* The destination sends something other than ERROR (here the READY of a round the source
@@ -1640,6 +1659,7 @@ int main(void)
 		cmocka_unit_test(test_poll_consumes_ready_and_error),
 		cmocka_unit_test(test_poll_takes_error_for_ready_as_qemu),
 		cmocka_unit_test(test_poll_swallows_a_failed_write_before_8_2),
+		cmocka_unit_test(test_shared_cq_ready_during_a_write_wait),
 		cmocka_unit_test(test_await_peer_unexpected_message),
 		cmocka_unit_test(test_await_peer_failed_recv),
 		cmocka_unit_test(test_await_peer_qemu_destination),
