@@ -1195,6 +1195,19 @@ static void test_qemu_destination_hangs_silently(void **state)
 	assert_dst(&r, PROTO_DST_FAILED, CAUSE_QEMU_HANG, "qemu-8.2 would wait here forever for the source's next control message");
 	assert_int_equal(evlog_count_event(r.ev, "send_error"), 0);
 	assert_int_equal(proto_dst_stats(r.d)->msgs_sent[WIRE_ERROR], 0);
+	/* failed already: a later bound changes nothing */
+	assert_int_equal(proto_dst_fail(r.d, CAUSE_TIMEOUT, "again"), -CAUSE_TIMEOUT);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_QEMU_HANG, "the source went silent");
+	rig_close(&r);
+
+	/* waiting for its READY's send completion (late) when migbed's bound ends */
+	rig_open_impl(&r, PROTO_IMPL_QEMU_11_1);
+	rs_registering(&r, false);
+	add_fault(&r, "wc.send@dst #1 -> delay(1s)");
+	assert_int_equal(rs_compress(&r, 0, 0, PC_RAM_OFFSET, PAGE), 0);
+	quiet(&r);
+	assert_int_equal(proto_dst_fail(r.d, CAUSE_TIMEOUT, "bound"), -CAUSE_QEMU_HANG);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_QEMU_HANG, "a control SEND's completion (CONTROL SEND 2000)");
 	rig_close(&r);
 
 	rig_open(&r, false);

@@ -324,10 +324,13 @@ static int fail_dropped(proto_src *s, enum wire_slot slot, const char *what)
 }
 
 /* One RECV completion seen between exchanges (QEMU's qemu_rdma_save_page polls the recv CQ
- * after every page): the READY the next exchange would wait for is consumed here; a failed or
- * flushed RECV fails the source now, not at its next control message. QEMU takes whatever
- * arrives in the READY slot for READY, an ERROR included; migbed names the peer's ERROR
- * (PEER_ERROR) instead (docs/protocol.md, 'Deliberate differences'). */
+ * after every page), or taken off a shared CQ by a wait for `want` (0: between pages): the
+ * READY the next exchange would wait for is consumed here; a failed or flushed RECV fails the
+ * source now, not at its next control message; any other is dropped (remembered when a wait
+ * took it: waiting for it later is COMPLETION_DROPPED). QEMU takes whatever arrives in the
+ * READY slot for READY, an ERROR included, and so does a side playing QEMU (error_as_ready);
+ * migbed's own names the peer's ERROR (PEER_ERROR) instead (docs/protocol.md, 'Deliberate
+ * differences'). */
 static int on_recv_between(proto_src *s, const struct hca_wc *wc, uint64_t want)
 {
 	int rc;
@@ -342,7 +345,7 @@ static int on_recv_between(proto_src *s, const struct hca_wc *wc, uint64_t want)
 			       hca_wc_status_name(wc->status), hca_wc_status_str(wc->status));
 	if (!s->ready_expected || wc->wr_id != CTL_WRID_RECV(WIRE_SLOT_READY)) {
 		s->st.wrid_misses++;          /* nothing waits for it: dropped, as QEMU does */
-		if (want && s->prof->shared_cq)
+		if (want)                    /* a wait took it off the one shared CQ */
 			note_dropped(s, wc, want);
 		return 0;
 	}
@@ -392,17 +395,14 @@ int proto_src_poll(proto_src *s)
 		if ((rc = polled(s, &wc, on_recv_between)))
 			return rc;
 	}
-	for (int i = 0; i < 4096 + WIRE_SLOTS; i++) {
-		int rc = hca_poll(s->ep, cq_of(s, HCA_CQ_SEND), &wc);
+	/* every RECV visible now was taken above: the send CQ alone (no time passes in between, so
+	 * a shared CQ, which would give them in time order, gives the same) */
+	for (int i = 0; i < 4096; i++) {
+		int rc = hca_poll(s->ep, HCA_CQ_SEND, &wc);
 		if (rc < 0)
 			return fail(s, CAUSE_INTERNAL, "ibv_poll_cq failed: %s", strerror(-rc));
 		if (rc == 0)
 			break;
-		if (wc.opcode == HCA_WC_OP_RECV) {     /* one shared CQ */
-			if ((rc = polled(s, &wc, on_recv_between)))
-				return rc;
-			continue;
-		}
 		if (wire_wrid_type(wc.wr_id) != WIRE_WRID_RDMA_WRITE)
 			s->st.wrid_misses++;
 		rc = polled(s, &wc, on_send_between);
