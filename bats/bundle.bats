@@ -78,6 +78,12 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   [ "$status" -eq 1 ]
   [[ "$output" == *"events.log: line 20: bundle '0.000000000 src tampered', replay '"* ]]
   [[ "${lines[-1]}" == "migbed: replay: b: NOT reproduced (1 difference)" ]]
+  # a line longer than the message shows (255 bytes) still counts as a difference
+  run "$MIGBED" run --fault "$FAULT" --quiet --bundle long
+  sed -i "5s/\$/$(printf 'x%.0s' $(seq 300))Y/" long/events.log
+  run "$MIGBED" replay long
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"events.log: line 5: bundle '"* ]]
   run "$MIGBED" run --fault "$FAULT" --quiet --bundle c
   sed -i 's/"seed":1,/"seed":99,/; s/"cause":"DEST_REG_FAILED"/"cause":"TIMEOUT"/' c/result.json
   run "$MIGBED" replay c --json
@@ -157,6 +163,16 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   run "$MIGBED" replay "$S/model-rand-set-1m.scn"
   [ "$status" -eq 2 ]
   [[ "$output" == *"not a bundle: not a directory" ]]
+  # a watchdog that is not 1 ms .. a day (it bounds the replay's wait)
+  run "$MIGBED" run --fault "$FAULT" --quiet --bundle w
+  [ "$status" -eq 1 ]
+  for v in -1 0 12x 99999999999999 ''; do
+    sed -i "s/^watchdog-ms = .*/watchdog-ms = $v/" w/outcome.txt
+    run "$MIGBED" replay w
+    echo "watchdog-ms '$v': $output"
+    [ "$status" -eq 2 ]
+    [ "$output" = "migbed: replay: w: not a bundle: build.txt or outcome.txt incomplete" ]
+  done
   run "$MIGBED" replay
   [ "$status" -eq 2 ]
   run "$MIGBED" replay a b
@@ -190,6 +206,8 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   [ "$status" -eq 1 ]
   [ "$(find bb -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)" = "$want" ]
   [ -z "$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name 'migbed-*')" ]
+  # the reruns' scratch lives in bb (renames never cross a filesystem) and is gone after
+  [ -z "$(find bb -maxdepth 1 -name '.scratch-*')" ]
 }
 
 @test "every scenario of the fault matrix, made to miss its expectation, writes a bundle that replays (< 30 s)" {

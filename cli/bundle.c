@@ -361,8 +361,12 @@ static void meta_kv(void *arg, const char *k, const char *v)
 		m->cmd = !strcmp(v, "source") ? OPTS_SOURCE : !strcmp(v, "dest") ? OPTS_DEST : !strcmp(v, "run") ? OPTS_RUN : 0;
 	else if (!strcmp(k, "address"))
 		snprintf(m->address, sizeof m->address, "%s", v);
-	else if (!strcmp(k, "watchdog-ms"))
-		m->watchdog_ms = strtoull(v, NULL, 10);
+	else if (!strcmp(k, "watchdog-ms")) {   /* decimal, 1 ms .. a day; anything else: 0 (refused) */
+		char *end = NULL;
+		errno = 0;
+		unsigned long long ms = v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+		m->watchdog_ms = !errno && end && !*end && ms >= 1 && ms <= BUNDLE_WATCHDOG_MS_MAX ? ms : 0;
+	}
 	else if (!strcmp(k, "outcome") && !strcmp(v, "hang"))
 		m->oc = (struct bundle_outcome){ .end = BUNDLE_HANG };
 	else if (!strcmp(k, "outcome") && sscanf(v, "%15s %d", word, &code) == 2)

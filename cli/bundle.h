@@ -22,6 +22,7 @@
 #include "sim/diag.h"
 
 #define BUNDLE_WATCHDOG_MS 600000u   /* a replay of a run bundle: killed after 10 min (a hang) */
+#define BUNDLE_WATCHDOG_MS_MAX 86400000u   /* outcome.txt's watchdog-ms: at most a day */
 
 enum bundle_end { BUNDLE_EXIT, BUNDLE_SIGNAL, BUNDLE_HANG };
 struct bundle_outcome {

@@ -92,15 +92,22 @@ static bool next_line(const char **p, char *line, size_t n)
 	return true;
 }
 
-/* Model: the first line where the two logs differ. */
+/* Model: the first line where the two logs differ (whole lines compared; the message shows
+ * their first 255 bytes). */
 static void diff_lines(const char *a, const char *b, struct diffs *df)
 {
 	char la[256], lb[256];
+	if (!strcmp(a, b))
+		return;
 	for (unsigned long n = 1;; n++) {
+		size_t na = strcspn(a, "\n"), nb = strcspn(b, "\n");
+		bool same = na == nb && !memcmp(a, b, na);
 		bool ha = next_line(&a, la, sizeof la), hb = next_line(&b, lb, sizeof lb);
-		if (!ha && !hb)
+		if (!ha && !hb) {   /* equal lines throughout: they differ in a final newline */
+			add_diff(df, "events.log: the bundle's and the replay's end differently (a final newline)");
 			return;
-		if (ha && hb && !strcmp(la, lb))
+		}
+		if (ha && hb && same)
 			continue;
 		add_diff(df, "events.log: line %lu: bundle '%s', replay '%s'", n, ha ? la : "(end)", hb ? lb : "(end)");
 		return;

@@ -224,7 +224,7 @@ static int write_bundle(const struct torture *t, const struct runcfg *c, const s
 {
 	char dir[1200], got[400];
 	struct runcfg *rc_cfg = malloc(sizeof *rc_cfg), *w = malloc(sizeof *w);
-	struct bundle b;
+	struct bundle b = { 0 };   /* bundle_abort reads it when the allocations failed */
 	struct bundle_meta m;
 	bool tar_ok;
 	int rc = rc_cfg && w ? 0 : -ENOMEM;
@@ -266,12 +266,13 @@ static int write_bundle(const struct torture *t, const struct runcfg *c, const s
 static int write_bundles(const struct torture *t, const struct runcfg *c, const struct torture_result *res)
 {
 	char scratch[1100], out[PATH_MAX];
-	const char *tmp = getenv("TMPDIR");
 	struct diag d = { 0 };
 	size_t n = 0;
 	if (!res->swept || res->ok)
 		return 0;
-	snprintf(scratch, sizeof scratch, "%s/migbed-bundle-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	/* the reruns' scratch folder inside DIR: their files are renamed into the bundles there,
+	 * which never crosses a filesystem (TMPDIR on tmpfs would: EXDEV) */
+	snprintf(scratch, sizeof scratch, "%s/.scratch-XXXXXX", t->bundles);
 	if ((mkdir(t->bundles, 0777) != 0 && errno != EEXIST) || !mkdtemp(scratch) || !realpath(scratch, out))
 		return cli_usage_error("torture: --bundles %s: %s", t->bundles, strerror(errno));
 	for (size_t i = 0; i < res->n_runs; i++) {
