@@ -337,13 +337,19 @@ static const char *key_value(const char *text, const char *key, char *buf, size_
 	return NULL;
 }
 
-/* Can this side of the scenario play qemu-7.2? Not if it plays a profile already, nor with a
- * chunk size a pre-11.1 QEMU does not have (its chunks are 1 MiB). */
+/* Can this side of the scenario play qemu-7.2? Not if it plays a profile already or speaks
+ * --protocol negotiated, nor with a chunk size a pre-11.1 QEMU does not have (its chunks are
+ * 1 MiB). */
 static bool can_play_72(const char *text, int side)
 {
 	char v[64];
 	if (key_value(text, "impl", v, sizeof v) || key_value(text, "src-impl", v, sizeof v) ||
 	    key_value(text, "dst-impl", v, sizeof v))
+		return false;
+	/* QEMU speaks no --protocol negotiated (runcfg refuses it with a QEMU profile) */
+	const char *proto = key_value(text, side == VOCAB_SIDE_DST ? "dst-protocol" : "src-protocol", v, sizeof v);
+	if ((proto && strcmp(proto, "qemu")) ||
+	    ((proto = key_value(text, "protocol", v, sizeof v)) && strcmp(proto, "qemu")))
 		return false;
 	const char *chunk = side == VOCAB_SIDE_DST ? key_value(text, "dst-chunk-size", v, sizeof v) : NULL;
 	if (!chunk)
