@@ -66,6 +66,7 @@ struct log {
 	size_t nm, cap;
 	struct unplaced un[EXPLAIN_KEEP_UNPLACED];
 	size_t n_un;
+	unsigned long skipped_lines;   /* blank lines before the first text: line numbers start after */
 };
 
 struct acc {
@@ -498,7 +499,7 @@ static int add_json(struct explain *x, struct log *l, const char *buf)
 		v += strspn(v, " \t\r\n");
 		if (*v != '"')
 			continue;
-		unsigned long line_no = 1;
+		unsigned long line_no = 1 + l->skipped_lines;
 		for (const char *c = buf; c < s; c++)
 			line_no += *c == '\n';
 		char text[EXPLAIN_LINE_MAX];
@@ -535,7 +536,7 @@ static int read_text(struct explain *x, struct log *l, FILE *f, int first, struc
 {
 	char *buf = NULL;
 	size_t cap = 0;
-	unsigned long line_no = 0;
+	unsigned long line_no = l->skipped_lines;
 	int rc = 0;
 	if (first != EOF && ungetc(first, f) == EOF)
 		return diag_set(d, "%s: read error", l->name);
@@ -571,7 +572,7 @@ int explain_add(struct explain *x, const char *name, int side, FILE *f, struct d
 	l->given = side != EXPLAIN_SIDE_ANY;
 	int c;
 	do
-		c = fgetc(f);
+		l->skipped_lines += (c = fgetc(f)) == '\n';
 	while (c == ' ' || c == '\t' || c == '\r' || c == '\n');
 	if (c == '{') {
 		l->json = true;

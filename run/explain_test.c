@@ -126,6 +126,24 @@ static void test_rank_dest_reg_failed(void **state)
 	explain_free(x);
 }
 
+/* Blank lines before a log's first text still count: the lines cited are the file's. */
+static void test_leading_blank_lines_keep_line_numbers(void **state)
+{
+	(void)state;
+	struct explain *x = explain_text(
+		"\n\r\n  \n"
+		"qemu-system-x86_64: Was expecting a REGISTER RESULT (8) control message, but got: ERROR (1), length: 0\n",
+		EXPLAIN_SIDE_ANY, NULL, 0);
+	assert_true(explain_rank(x) >= 1);
+	assert_int_equal(explain_cause_line(x, 0, 0)->line_no, 4);
+	explain_free(x);
+	x = explain_text("\n\n{\"return\": {\"status\": \"failed\",\n \"error-desc\": \"RDMA ERROR: connecting to destination!\"}}\n",
+			 EXPLAIN_SIDE_ANY, NULL, 0);
+	assert_true(explain_rank(x) >= 1);
+	assert_int_equal(explain_cause_line(x, 0, 0)->line_no, 4);
+	explain_free(x);
+}
+
 /* A work-completion status line outweighs the lines around it; the aftermath lines weigh less. */
 static void test_status_line_and_aftermath(void **state)
 {
@@ -225,6 +243,7 @@ int main(void)
 		cmocka_unit_test(test_tags_and_commentary),
 		cmocka_unit_test(test_every_observed_row_matches_itself),
 		cmocka_unit_test(test_rank_dest_reg_failed),
+		cmocka_unit_test(test_leading_blank_lines_keep_line_numbers),
 		cmocka_unit_test(test_status_line_and_aftermath),
 		cmocka_unit_test(test_consequence_after_primary),
 		cmocka_unit_test(test_sides),
