@@ -67,7 +67,7 @@ logs_of() {  # logs_of A+B -> the paths, one word each
   [ "${lines[0]}" = "$L/72-dst-chunk-64m-source.log: dst log (inferred from its lines), 6 line(s), 4 placed" ]
   [ "${lines[1]}" = "1. REMOTE_ACCESS_ERROR (score 280, dst side): an RDMA WRITE was rejected by the destination (IBV_WC_REM_ACCESS_ERR)" ]
   [[ "$output" == *"72-dst-chunk-64m-source.log:3: ibv_poll_cq wrid=CONTROL RECV!"$'\n'"       = [7.2 observed dst]"* ]]
-  [[ "$output" == *"QEMU versions: 7.2 (profile qemu-7.2, QEMU 6.2 .. 7.2); <= 8.1 (ibv_poll_cq status lines; 8.2 prints none)"* ]]
+  [[ "$output" == *"QEMU versions: 7.2 (profile qemu-7.2, QEMU 6.2 .. 8.0, 8.1.3 .. 8.1.x); <= 8.1 (ibv_poll_cq status lines; 8.2 prints none)"* ]]
   [[ "$output" == *"hint: the write fell outside the memory the destination registered"* ]]
   [[ "$output" == *"reproduce: migbed run $MIGBED_SCENARIOS/model-mismatch-64m-to-1m.scn"* ]]
   # a printf format's fields are quoted; a 6.1 trace is the shared-CQ versions

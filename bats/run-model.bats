@@ -252,3 +252,15 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   [ "$status" -eq 0 ]
   [ "$output" -gt 0 ]
 }
+
+# The model grants what rxe grants (a 1023-deep send queue for QEMU's 512): more than 512 RDMA
+# WRITEs in flight complete, with no wait cut short after 513 completions (issue 12; the same
+# test runs on rxe in bats/verbs/verbs.bats).
+@test "more than 512 RDMA WRITEs in flight complete and verify" {
+  run "$MIGBED" run --guest 544M --pin-all --max-bandwidth unlimited \
+    --fault 'post_send.write@src #1 -> delay(2s)' --expect-fired 1 --json "$BATS_TEST_TMPDIR/r.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == *"verdict=pass status=completed"* ]]
+  [ "$(json_num "$BATS_TEST_TMPDIR/r.json" '.metrics.migbed."max-writes-in-flight"')" -eq 544 ]
+}

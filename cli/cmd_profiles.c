@@ -29,6 +29,7 @@ static const struct {
 	{ "swallow-poll-error", offsetof(struct proto_profile, swallow_poll_error) },
 	{ "uninit-header", offsetof(struct proto_profile, uninit_header) },
 	{ "accept-returns-ok", offsetof(struct proto_profile, accept_returns_ok) },
+	{ "flush-on-wrap", offsetof(struct proto_profile, flush_on_wrap) },
 	{ "chunk-size-setting", offsetof(struct proto_profile, chunk_param) },
 };
 

@@ -217,9 +217,12 @@ static bool rate_exceeded(const struct eng *e)
 
 /* ---- one round (ram_save_iterate) -------------------------------------------------------- */
 
-/* Next dirty page at or after the cursor (wrapping once); false when clean. */
-static bool next_dirty(struct eng *e, size_t *bo, uint64_t *po)
+/* Next dirty page at or after the cursor (wrapping once); false when clean. *wrapped: the
+ * search passed the end of the last block, as QEMU's find_dirty_block does on its way back
+ * to the first (always when nothing is dirty: QEMU goes once around before giving up). */
+static bool next_dirty(struct eng *e, size_t *bo, uint64_t *po, bool *wrapped)
 {
+	*wrapped = true;
 	for (size_t n = 0; n <= e->n_blocks; n++) {
 		size_t b = (e->cur_block + n) % e->n_blocks;
 		struct bitmap *bm = &e->dirty[b];
@@ -233,6 +236,7 @@ static bool next_dirty(struct eng *e, size_t *bo, uint64_t *po)
 			if (v) {
 				*bo = b;
 				*po = i * 64 + (uint64_t)__builtin_ctzll(v);
+				*wrapped = e->cur_block + n >= e->n_blocks;
 				return true;
 			}
 		}
@@ -285,7 +289,10 @@ static int64_t iterate_once(struct eng *e, bool unlimited)
 	while (unlimited || !rate_exceeded(e)) {
 		if ((rc = trace_apply(e)))
 			return ENGINE_INPUT_ERROR;
-		if (!next_dirty(e, &b, &p))
+		bool wrapped, found = next_dirty(e, &b, &p, &wrapped);
+		if (wrapped && (rc = proto_src_scan_wrapped(e->ps)))
+			return rc;
+		if (!found)
 			break;
 		if ((rc = send_page(e, b, p)))
 			return rc;

@@ -20,16 +20,17 @@ static const struct proto_profile profiles[PROTO_IMPL_COUNT] = {
 		.swallow_poll_error = true, .uninit_header = true, .accept_returns_ok = true,
 	},
 	[PROTO_IMPL_QEMU_7_2] = {
-		.name = "qemu-7.2", .versions = "QEMU 6.2 .. 7.2",
+		.name = "qemu-7.2", .versions = "QEMU 6.2 .. 8.0, 8.1.3 .. 8.1.x",
 		.summary = "separate send and recv CQs; polling errors between pages ignored; a non-zero COMPRESS fills the range",
 		.qemu = true, .error_as_ready = true, .compress_fill = true,
 		.swallow_poll_error = true, .uninit_header = true, .accept_returns_ok = true, .log_tag = "7.2",
 	},
 	[PROTO_IMPL_QEMU_8_1] = {
-		.name = "qemu-8.1", .versions = "QEMU 8.0 .. 8.1",
-		.summary = "as 7.2 (8.1.0-8.1.2's flush record inside a registration round is not modelled)",
+		.name = "qemu-8.1", .versions = "QEMU 8.1.0 .. 8.1.2",
+		.summary = "as 7.2, and a multifd flush record sent inside every registration round that reaches the end of RAM: "
+			   "the destination bails out (\"Too many requests in this message\")",
 		.qemu = true, .error_as_ready = true, .compress_fill = true,
-		.swallow_poll_error = true, .uninit_header = true, .accept_returns_ok = true,
+		.swallow_poll_error = true, .uninit_header = true, .accept_returns_ok = true, .flush_on_wrap = true,
 	},
 	[PROTO_IMPL_QEMU_8_2] = {
 		.name = "qemu-8.2", .versions = "QEMU 8.2 .. 11.0",

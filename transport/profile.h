@@ -18,6 +18,12 @@
  *                  at its time, and says where the side stopped.
  *   uninit_header  <= 8.1 source: the QEMU FILE header's repeat and padding are stack bytes
  *                  (a value from the run's seed); 8.2 zeroes them
+ *   flush_on_wrap  8.1.0 .. 8.1.2 source: find_dirty_block sends RAM_SAVE_FLAG_MULTIFD_FLUSH
+ *                  (and flushes the stream) each time the dirty-page scan passes the last
+ *                  RAM block, even without multifd (machine types 8.0+); the scan runs inside
+ *                  a registration round, so the destination gets a QEMU FILE message there
+ *                  and fails: "Too many requests" (the stack bytes in repeat) or "Unknown
+ *                  control message QEMU FILE". Fixed in 8.2.0 and 8.1.3.
  *   accept_returns_ok  <= 8.1 destination: an unknown protocol version is printed, then accept
  *                  "succeeds" with nothing set up and QEMU crashes (SIGSEGV) at its first READY
  *   chunk_param    the side has a chunk-size setting (migbed; QEMU 11.1's x-rdma-chunk-size);
@@ -55,6 +61,7 @@ struct proto_profile {
 	bool swallow_poll_error;
 	bool uninit_header;
 	bool accept_returns_ok;
+	bool flush_on_wrap;
 	bool chunk_param;
 	const char *log_tag;       /* NULL: no observed rows */
 };

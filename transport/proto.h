@@ -99,6 +99,10 @@ int proto_src_reg_stop(proto_src *s, bool setup);
 int proto_src_save_page(proto_src *s, size_t b, uint64_t page);
 /* Nonblocking: reap write completions (after each page, as QEMU does). */
 int proto_src_poll(proto_src *s);
+/* The dirty-page scan passed the last RAM block (QEMU's find_dirty_block). QEMU 8.1.0-8.1.2
+ * (the qemu-8.1 profile: flush_on_wrap) sends a multifd flush record and flushes the stream
+ * here, inside the registration round; a no-op for every other profile. */
+int proto_src_scan_wrapped(proto_src *s);
 /* After EOF: wait (bounded) for the destination to confirm by disconnecting; an ERROR
  * from it (e.g. its verification failed) fails the source with PEER_ERROR. With
  * peer_is_qemu it returns at once: the source cannot know a QEMU destination's verdict. */

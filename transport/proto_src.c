@@ -722,6 +722,19 @@ int proto_src_reg_start(proto_src *s)
 	return rc ? rc : proto_src_flush(s);
 }
 
+int proto_src_scan_wrapped(proto_src *s)
+{
+	if (!s->prof->flush_on_wrap)
+		return 0;
+	/* QEMU 8.1.0-8.1.2's find_dirty_block: multifd_send_sync_main (nothing without multifd),
+	 * RAM_SAVE_FLAG_MULTIFD_FLUSH, qemu_fflush: a QEMU FILE exchange inside the round */
+	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "multifd_flush", "repeat=%u impl=%s", s->file_repeat,
+		   s->prof->name);
+	uint8_t flush[8] = { 0, 0, 0, 0, 0, 0, STREAM_FLAG_MULTIFD_FLUSH >> 8, STREAM_FLAG_MULTIFD_FLUSH & 0xff };
+	int rc = proto_src_put(s, flush, sizeof flush);
+	return rc ? rc : proto_src_flush(s);
+}
+
 /* Wait for any RDMA WRITE completion (transit or full send queue). */
 static int wait_one_write(proto_src *s, const char *what)
 {

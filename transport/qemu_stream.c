@@ -896,12 +896,14 @@ static int w_ram_word(qemu_stream_writer *w, struct stream_buf *out, struct caus
 	int rc;
 	if (word == STREAM_FLAG_HOOK) {
 		rc = stream_put_be64(out, QEMU_RAM_FLAG_HOOK);
+	} else if (word == STREAM_FLAG_MULTIFD_FLUSH) {
+		rc = stream_put_be64(out, QEMU_RAM_FLAG_MULTIFD_FLUSH);
 	} else if (word == STREAM_FLAG_EOS) {
 		rc = stream_put_be64(out, QEMU_RAM_FLAG_EOS);
 		rc = rc ? rc : put_footer(out, QW_RAM_SID);
 		w->st = WS_TOP;
 	} else {
-		return w_fail(w, cx, "RAM flag word 0x%llx (migbed sends MEM_SIZE, HOOK, EOS)",
+		return w_fail(w, cx, "RAM flag word 0x%llx (migbed sends MEM_SIZE, HOOK, MULTIFD_FLUSH, EOS)",
 			      (unsigned long long)word);
 	}
 	if (rc)

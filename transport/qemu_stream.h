@@ -45,6 +45,7 @@
 #define QEMU_RAM_FLAG_XBZRLE 0x40u
 #define QEMU_RAM_FLAG_HOOK 0x80u
 #define QEMU_RAM_FLAG_COMPRESS_PAGE 0x100u
+#define QEMU_RAM_FLAG_MULTIFD_FLUSH 0x200u  /* 8.1+: sent by migbed's qemu-8.1 profile only */
 
 struct qemu_stream_opts {
 	bool vmdesc;          /* the JSON description follows EOF (QEMU's default: true) */

@@ -206,6 +206,10 @@ static enum stream_event parse_flags(stream_parser *p)
 			p->st = PS_TOP;
 			return EV_AGAIN;
 		}
+		if (w == STREAM_FLAG_MULTIFD_FLUSH && p->st == PS_RAM_PART) {   /* QEMU 8.1: nothing to do */
+			p->pos += 8;
+			continue;
+		}
 		if (w == STREAM_FLAG_HOOK && (p->st == PS_RAM_PART || p->blocks_seen)) {
 			p->pos += 8;
 			return STREAM_EV_HOOK;

@@ -31,6 +31,9 @@ enum stream_tag {
 #define STREAM_FLAG_MEM_SIZE 0x04u
 #define STREAM_FLAG_EOS 0x10u
 #define STREAM_FLAG_HOOK 0x80u
+/* QEMU 8.1.0-8.1.2's RAM_SAVE_FLAG_MULTIFD_FLUSH (transport/profile.h, flush_on_wrap): a no-op
+ * between pages of a RAM part; never sent by any other profile. */
+#define STREAM_FLAG_MULTIFD_FLUSH 0x200u
 
 #define STREAM_MAX_BLOCKS 64
 #define STREAM_NAME_MAX 255

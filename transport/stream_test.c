@@ -19,7 +19,7 @@ static void put_header(struct stream_buf *b)
 	assert_int_equal(stream_put_be32(b, STREAM_VERSION), 0);
 }
 
-/* header, RAM START with two blocks + HOOK + EOS, RAM PART HOOK EOS, DEVICE, VERIFY, EOF */
+/* header, RAM START with two blocks + HOOK + EOS, RAM PART HOOK MULTIFD_FLUSH EOS, DEVICE, VERIFY, EOF */
 static void build_stream(struct stream_buf *b, const uint8_t *dev, uint32_t dev_len)
 {
 	put_header(b);
@@ -35,6 +35,7 @@ static void build_stream(struct stream_buf *b, const uint8_t *dev, uint32_t dev_
 	stream_put_be64(b, STREAM_FLAG_EOS);
 	stream_put_u8(b, STREAM_RAM_PART);
 	stream_put_be64(b, STREAM_FLAG_HOOK);
+	stream_put_be64(b, STREAM_FLAG_MULTIFD_FLUSH);   /* QEMU 8.1.0-8.1.2's: no event */
 	stream_put_be64(b, STREAM_FLAG_EOS);
 	stream_put_u8(b, STREAM_DEVICE);
 	stream_put_be32(b, dev_len);
@@ -295,6 +296,12 @@ static void test_malformed_more(void **state)
 	stream_put_be32(&b, STREAM_VERSION + 1);
 	expect_refused(&b, "E", "offset 0: unsupported stream version (want 3) (bytes 51 45 56 4d 00 00 00 04)");
 	stream_buf_free(&b);
+
+	put_start(&b, 4096);                  /* a multifd flush belongs to a RAM PART, not RAM START */
+	put_block(&b, "pc.ram", 4096);
+	stream_put_be64(&b, STREAM_FLAG_MULTIFD_FLUSH);
+	expect_refused(&b, "bE", "offset 32: unexpected RAM flag word");
+	b.len = 0;
 
 	put_start(&b, (STREAM_MAX_BLOCKS + 1) * 4096ull);   /* 65 blocks */
 	for (int i = 0; i <= STREAM_MAX_BLOCKS; i++)
