@@ -629,8 +629,19 @@ static int verbs_ep_setup_qp(struct verbs_ep *e, struct hca_qp_caps *caps)
 		goto out;
 	}
 	e->qp = e->id->qp;
-	/* ibv_create_qp wrote the granted capacities back (rxe: 1023 for 512). The front end lets
-	 * that many be outstanding, so never more than the CQs hold (a CQ overrun is fatal). */
+	/* The granted capacities: rxe's create_qp writes back what was asked (512), while its
+	 * queue is a ring of 2^k slots with one kept empty, 1023 for 512, and ibv_query_qp says
+	 * so (measured in the soft-RoCE VM; docs/verbs-facts.md). QEMU never caps its writes below
+	 * the device's depth, so neither does migbed: the front end lets what query_qp reports be
+	 * outstanding, never more than the CQs hold (a CQ overrun is fatal). */
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	if (ibv_query_qp(e->qp, &qa, IBV_QP_CAP, &qi) == 0) {
+		if (qi.cap.max_send_wr > a.cap.max_send_wr)
+			a.cap.max_send_wr = qi.cap.max_send_wr;
+		if (qi.cap.max_recv_wr > a.cap.max_recv_wr)
+			a.cap.max_recv_wr = qi.cap.max_recv_wr;
+	}
 	caps->max_send_wr = grant(a.cap.max_send_wr, caps->max_send_wr, caps->cq_entries);
 	caps->max_recv_wr = grant(a.cap.max_recv_wr, caps->max_recv_wr, caps->cq_entries);
 	rc = 0;

@@ -66,7 +66,9 @@ static struct {
 	int reject_rc, disconnects, sends_posted, post_send_rc, post_recv_rc, query_rc;
 	int poll_rc;			/* fake_poll returns this when the script is done */
 	int modify_rc;
-	bool grant_like_rxe;		/* rdma_create_qp writes back rxe's 2^k-1 depths */
+	bool grant_like_rxe;		/* ibv_query_qp reports rxe's 2^k-1 depths (create_qp: the asked ones) */
+	uint32_t asked_send_wr, asked_recv_wr;
+	int cap_query_rc;		/* ibv_query_qp(IBV_QP_CAP) fails with this */
 } fk;
 
 /* Set by the SIGALRM handler: the silent resolution's event is raised now. */
@@ -229,10 +231,10 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_
 	id->qp = calloc(1, sizeof(*id->qp));
 	id->qp->context = pd->context;
 	fk.qps++;
-	if (fk.grant_like_rxe) {	/* ibv_create_qp writes the actual capacities back */
-		a->cap.max_send_wr = hca_model_granted_depth(a->cap.max_send_wr);
-		a->cap.max_recv_wr = hca_model_granted_depth(a->cap.max_recv_wr);
-	}
+	/* rxe (measured in the VM): create_qp writes back what was asked; only query_qp tells the
+	 * 2^k-1 depths its rings really have */
+	fk.asked_send_wr = a->cap.max_send_wr;
+	fk.asked_recv_wr = a->cap.max_recv_wr;
 	return 0;
 }
 
@@ -247,6 +249,14 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		 struct ibv_qp_init_attr *init)
 {
 	(void)qp;
+	if (mask == IBV_QP_CAP) {	/* the granted depths, after create_qp */
+		if (fk.cap_query_rc)
+			return fk.cap_query_rc;
+		memset(init, 0, sizeof(*init));
+		init->cap.max_send_wr = fk.grant_like_rxe ? hca_model_granted_depth(fk.asked_send_wr) : fk.asked_send_wr;
+		init->cap.max_recv_wr = fk.grant_like_rxe ? hca_model_granted_depth(fk.asked_recv_wr) : fk.asked_recv_wr;
+		return 0;
+	}
 	(void)init;
 	assert_true(mask & IBV_QP_STATE);
 	fk.queries++;
@@ -979,6 +989,13 @@ static void test_setup_reads_granted_caps(void **state)
 	assert_int_equal(c.max_send_wr, 600);
 	assert_int_equal(c.max_recv_wr, 3);
 	verbs_ep_teardown_qp(f->e);
+	/* a device whose query_qp fails: what create_qp wrote back (the asked depths) */
+	fk.cap_query_rc = EINVAL;
+	c = qemu_caps;
+	assert_int_equal(verbs_ep_setup_qp(f->e, &c), 0);
+	assert_int_equal(c.max_send_wr, 512);
+	verbs_ep_teardown_qp(f->e);
+	fk.cap_query_rc = 0;
 	fk.grant_like_rxe = false;
 	assert_int_equal(fake_live(), 0);
 }
