@@ -210,8 +210,7 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   [ -z "$(find bb -maxdepth 1 -name '.scratch-*')" ]
 }
 
-@test "every scenario of the fault matrix, made to miss its expectation, writes a bundle that replays (< 30 s)" {
-  t0=$(date +%s)
+@test "every scenario of the fault matrix, made to miss its expectation, writes a bundle that replays" {
   n=0
   for scn in "$S"/fault-*.scn; do
     name=$(basename "$scn" .scn)
@@ -226,7 +225,6 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
     n=$((n + 1))
   done
   [ "$n" -ge 60 ]
-  [ $(( $(date +%s) - t0 )) -lt 60 ]
 }
 
 @test "a verbs bundle compares the event names per side, the status and the cause (not times, fields or metrics)" {
