@@ -67,6 +67,8 @@ struct sh {
 	const char *bundle;
 	char scratch[PATH_MAX], trace_path[PATH_MAX + 16], events_path[PATH_MAX + 16];
 	char want_verdict[16], want_cause[64], want_side[8];
+	bool want_fail;
+	int want_cause_i, want_side_i;    /* cause_lookup, run_side_lookup of the above */
 	struct cand best;
 	struct runcfg *c;
 	struct run_result *res;
@@ -384,8 +386,7 @@ static int run_cand(struct sh *s, const struct cand *cd, const char *events, str
 static bool same_failure(const struct sh *s)
 {
 	const struct run_outcome *o = &s->res->out;
-	return !o->pass && !strcmp(s->want_verdict, "fail") && !strcmp(cause_name(o->cause), s->want_cause) &&
-	       !strcmp(run_side_name(o->side), s->want_side);
+	return !o->pass && s->want_fail && o->cause == s->want_cause_i && o->side == s->want_side_i;
 }
 
 /* The predicate: 1 when cd fails the same way, 0 when not (or refused). */
@@ -842,8 +843,10 @@ static int read_outcome(struct sh *s, struct diag *d)
 	    json_field(json, "cause", s->want_cause, sizeof s->want_cause) ||
 	    json_field(json, "side", s->want_side, sizeof s->want_side))
 		return diag_set(d, "%s:1: no verdict, cause or side (garbled)", p), -EINVAL;
-	if (cause_lookup(s->want_cause) < 0)
-		return diag_set(d, "%s:1: unknown cause '%s'", p, s->want_cause), -EINVAL;
+	s->want_fail = !strcmp(s->want_verdict, "fail");
+	s->want_cause_i = cause_lookup(s->want_cause);
+	if (s->want_cause_i < 0 || run_side_lookup(s->want_side, &s->want_side_i))
+		return diag_set(d, "%s:1: unknown cause '%s' or side '%s'", p, s->want_cause, s->want_side), -EINVAL;
 	return 0;
 }
 
