@@ -260,19 +260,20 @@ static void trc_keep_blocks(struct trc *t, const bool *b_keep)
 {
 	uint32_t map[TRACE_MAX_BLOCKS];
 	size_t nb = 0;
+	bool *r_keep = malloc((t->n_r + 1) * sizeof *r_keep);
+	if (!r_keep)
+		return;   /* out of memory: left as it was (never half renumbered) */
 	for (size_t i = 0; i < t->h.n_blocks; i++) {
 		map[i] = (uint32_t)nb;
 		if (b_keep[i])
 			t->h.blocks[nb++] = t->h.blocks[i];
 	}
-	bool *r_keep = malloc((t->n_r + 1) * sizeof *r_keep);
-	for (size_t i = 0; r_keep && i < t->n_r; i++) {
+	for (size_t i = 0; i < t->n_r; i++) {
 		r_keep[i] = b_keep[t->r[i].block];
 		t->r[i].block = map[t->r[i].block];
 	}
 	t->h.n_blocks = nb;
-	if (r_keep)
-		trc_filter(t, NULL, r_keep);
+	trc_filter(t, NULL, r_keep);
 	free(r_keep);
 }
 
