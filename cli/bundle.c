@@ -527,6 +527,22 @@ static void json_text(FILE *f, const void *arg)
 	run_report_json(j->c, &j->res->m, &j->res->out, j->c->backend == HCA_BACKEND_VERBS ? "verbs" : "model", f);
 }
 
+int bundle_write_result(struct bundle *b, const struct runcfg *w, const struct run_result *res, struct diag *d)
+{
+	struct json_arg j = { w, res };
+	return write_file(b, "result.json", json_text, &j, d);
+}
+
+static void text_text(FILE *f, const void *arg)
+{
+	fputs(arg, f);
+}
+
+int bundle_write_text(struct bundle *b, const char *name, const char *text, struct diag *d)
+{
+	return write_file(b, name, text_text, text, d);
+}
+
 /* The verdict failed: the bundle. 0 or -errno with d set. */
 static int write_run_bundle(struct bundle_run *br, const struct runcfg *c, const struct run_result *res,
 			    unsigned cmd, const char *address, struct diag *d)

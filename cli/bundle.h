@@ -62,6 +62,11 @@ int bundle_write_config(struct bundle *b, const struct runcfg *c, struct runcfg 
  * and write DIR.tar.zst (tar --zstd; when it cannot, *tar_ok false and only DIR is there). */
 int bundle_commit(struct bundle *b, const struct bundle_meta *m, const struct runcfg *c, const char *expected,
 		  const char *got, bool *tar_ok, struct diag *d);
+/* result.json of a run of w (the config as the bundle's scenario gives it), as `migbed run
+ * scenario.scn --json` writes it. 0 or -errno with d set. */
+int bundle_write_result(struct bundle *b, const struct runcfg *w, const struct run_result *res, struct diag *d);
+/* A text file `name` of the bundle (migbed shrink's shrink.txt). 0 or -errno with d set. */
+int bundle_write_text(struct bundle *b, const char *name, const char *text, struct diag *d);
 /* Remove what was written (the temporary folder). */
 void bundle_abort(struct bundle *b);
 
