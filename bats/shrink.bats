@@ -139,3 +139,21 @@ make_bundle() {
   for d in nowhere garbled notrace nojson b; do [ ! -e "$d.shrunk" ]; done
   [ -z "$(find . -maxdepth 1 -name 'migbed-shrink-*' -o -maxdepth 1 -name '*.tmp-*')" ]
 }
+
+@test "a failure that ends in a wait shrinks its wait bound: wait-timeout-ms is lowered while the cause stays" {
+  run "$MIGBED" run --guest 16M --fault 'wc.write@src #5 -> status(RETRY_EXC_ERR)' --quiet --bundle w
+  [ "$status" -eq 1 ]
+  run "$MIGBED" shrink w --json
+  [ "$status" -eq 0 ]
+  echo "$output"
+  [ "$(jq -r '.cause + " " + .side' <<<"$output")" = "TRANSPORT_RETRY_EXCEEDED src" ]
+  before=$(jq '.before["virtual-ns"]' <<<"$output")
+  after=$(jq '.after["virtual-ns"]' <<<"$output")
+  [ "$before" -gt 10000000000 ]          # the source waited out the 10 s default
+  [ $((before / after)) -ge 10 ]
+  run grep -x 'wait-timeout-ms = [0-9]*' w.shrunk/scenario.scn
+  [ "$status" -eq 0 ]
+  [ "${output#wait-timeout-ms = }" -lt 10000 ]
+  run "$MIGBED" replay w.shrunk
+  [ "$status" -eq 0 ]
+}

@@ -707,6 +707,43 @@ static void chunk_bytes_text(struct sh *s, size_t i)
 			 strcmp(s->best.kv[i].key, "chunk-size") ? c->dst_chunk_bytes : c->chunk_bytes);
 }
 
+static void op_wait(struct sh *s, struct cand *c, uint64_t v)
+{
+	snprintf(c->kv[s->op_i].val, sizeof c->kv[s->op_i].val, "%" PRIu64, v);
+}
+
+/* The wait bound down (wait-timeout-ms): a failure that ends in a wait ends sooner, which is
+ * most of a small reproducer's virtual time. The line is added at its default to be lowered,
+ * and taken out again when no lower value keeps the failure. */
+static int lower_wait(struct sh *s, bool *changed)
+{
+	size_t i = 0;
+	while (i < s->best.n_kv && strcmp(s->best.kv[i].key, "wait-timeout-ms"))
+		i++;
+	bool added = i == s->best.n_kv;
+	if (added) {
+		if (s->best.n_kv == SHRINK_MAX_KV)
+			return 0;
+		runcfg_defaults(s->c);
+		snprintf(s->best.kv[i].key, sizeof s->best.kv[i].key, "wait-timeout-ms");
+		snprintf(s->best.kv[i].val, sizeof s->best.kv[i].val, "%" PRIu64, (uint64_t)s->c->wait_timeout_ms);
+		s->best.n_kv++;
+	}
+	char *end = NULL;
+	uint64_t cur = strtoull(s->best.kv[i].val, &end, 10);
+	bool lowered = false;
+	int rc = 0;
+	if (end && !*end && cur > 1) {
+		s->op_i = i;
+		rc = reduce_value(s, 1, cur, op_wait, &lowered);
+	}
+	if (lowered)
+		*changed = true;
+	else if (added)
+		s->best.n_kv--;
+	return rc;
+}
+
 static int reduce_config(struct sh *s, bool *changed)
 {
 	struct runcfg *tmp = malloc(sizeof *tmp);
@@ -716,6 +753,8 @@ static int reduce_config(struct sh *s, bool *changed)
 		return -ENOMEM;
 	for (size_t i = 0; rc == 0 && i < s->best.n_kv; i++) {
 		bool chunk = !strcmp(s->best.kv[i].key, "chunk-size") || !strcmp(s->best.kv[i].key, "dst-chunk-size");
+		if (!strcmp(s->best.kv[i].key, "wait-timeout-ms"))
+			continue;   /* lowered below, not put back to its default */
 		if (protected_key(s->best.kv[i].key) || !line_matters(s, i, tmp)) {
 			if (chunk) {
 				chunk_bytes_text(s, i);
@@ -737,7 +776,7 @@ static int reduce_config(struct sh *s, bool *changed)
 		}
 	}
 	free(tmp);
-	return rc;
+	return rc ? rc : lower_wait(s, changed);
 }
 
 static int reduce(struct sh *s)
