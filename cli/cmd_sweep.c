@@ -182,6 +182,13 @@ static const char *axis_value(const struct sweep_row *r, int a)
 	return sweep_opts.sweep[a].v[r->idx[a]];
 }
 
+/* A swept key's column: its name's width, at least 10. */
+static int axis_width(int a)
+{
+	size_t n = strlen(sweep_axis_key((enum sweep_axis)a));
+	return n > 10 ? (int)n : 10;
+}
+
 static double gib(uint64_t bytes) { return (double)bytes / (double)(1ull << 30); }
 
 static void print_header(FILE *f)
@@ -189,7 +196,7 @@ static void print_header(FILE *f)
 	fprintf(f, "%5s", "POINT");
 	for (int a = 0; a < SWEEP_CHUNK; a++)
 		if (sweep_opts.sweep[a].n)
-			fprintf(f, " %-10s", sweep_axis_key((enum sweep_axis)a));
+			fprintf(f, " %-*s", axis_width(a), sweep_axis_key((enum sweep_axis)a));
 	fprintf(f, " %-9s %9s %8s %8s %10s %9s %13s %8s %15s  %s\n", "CHUNK", "TOTAL_MS", "DOWN_MS", "SETUP_MS",
 		"MBPS", "XFER_GIB", "REGS_SRC/DST", "COMPRESS", "PINNED_SRC/DST", "OUTCOME");
 }
@@ -211,7 +218,7 @@ static void print_row(const struct sweep_row *r, FILE *f)
 	fprintf(f, "%5zu", r->point);
 	for (int a = 0; a < SWEEP_CHUNK; a++)
 		if (sweep_opts.sweep[a].n)
-			fprintf(f, " %-10s", axis_value(r, a));
+			fprintf(f, " %-*s", axis_width(a), axis_value(r, a));
 	fprintf(f, " %-9s %9llu %8llu %8llu %10.2f %9.3f %13s %8llu %15s  %s\n", chunk,
 		(unsigned long long)m->total_time_ms, (unsigned long long)m->downtime_ms,
 		(unsigned long long)m->setup_time_ms, m->ram_mbps, gib(m->ram_transferred), regs,
