@@ -195,7 +195,7 @@ static void print_header(FILE *f)
 {
 	fprintf(f, "%5s", "POINT");
 	for (int a = 0; a < SWEEP_CHUNK; a++)
-		if (sweep_opts.sweep[a].n)
+		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a))
 			fprintf(f, " %-*s", axis_width(a), sweep_axis_key((enum sweep_axis)a));
 	fprintf(f, " %-9s %9s %8s %8s %10s %9s %13s %8s %15s  %s\n", "CHUNK", "TOTAL_MS", "DOWN_MS", "SETUP_MS",
 		"MBPS", "XFER_GIB", "REGS_SRC/DST", "COMPRESS", "PINNED_SRC/DST", "OUTCOME");
@@ -217,7 +217,7 @@ static void print_row(const struct sweep_row *r, FILE *f)
 	outcome(r, out, sizeof out);
 	fprintf(f, "%5zu", r->point);
 	for (int a = 0; a < SWEEP_CHUNK; a++)
-		if (sweep_opts.sweep[a].n)
+		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a))
 			fprintf(f, " %-*s", axis_width(a), axis_value(r, a));
 	fprintf(f, " %-9s %9llu %8llu %8llu %10.2f %9.3f %13s %8llu %15s  %s\n", chunk,
 		(unsigned long long)m->total_time_ms, (unsigned long long)m->downtime_ms,
@@ -267,7 +267,7 @@ static void print_json(const struct sweep_cli *s, const struct sweep_result *res
 		(unsigned long long)sweep_opts.shard_k, (unsigned long long)sweep_opts.shard_n, res->total);
 	const char *sep = "";
 	for (int a = 0; a < SWEEP_AXES; a++)
-		if (sweep_opts.sweep[a].n) {
+		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a)) {
 			fprintf(f, "%s\"%s\"", sep, sweep_axis_key((enum sweep_axis)a));
 			sep = ",";
 		}

@@ -67,6 +67,11 @@ void sweep_point(const struct sweep_values ax[SWEEP_AXES], size_t i, size_t idx[
 	}
 }
 
+bool sweep_varies(const struct sweep_values ax[SWEEP_AXES], enum sweep_axis a)
+{
+	return (unsigned)a < SWEEP_AXES && ax[a].n > 1;
+}
+
 bool sweep_in_shard(size_t i, uint64_t k, uint64_t n)
 {
 	return n && (uint64_t)i % n == k - 1;
@@ -77,7 +82,7 @@ void sweep_point_text(const struct sweep_values ax[SWEEP_AXES], const size_t idx
 	size_t len = 0;
 	buf[0] = '\0';
 	for (int a = 0; a < SWEEP_AXES && len < n; a++) {
-		if (!ax[a].n)
+		if (!sweep_varies(ax, (enum sweep_axis)a))
 			continue;
 		int w = snprintf(buf + len, n - len, "%s%s=%s", len ? " " : "", axis_keys[a], ax[a].v[idx[a]]);
 		if (w < 0)
@@ -112,7 +117,7 @@ static int check_points(const struct sweep_config *sc, struct sweep_result *res,
 		sweep_point(sc->axes, i, row->idx);
 		if (sc->config(sc->config_arg, row->idx, c, &why)) {
 			sweep_point_text(sc->axes, row->idx, pt, sizeof pt);
-			return diag_set(d, "point %zu (%s): %s", i, pt, why.msg);
+			return diag_set(d, "point %zu%s%s%s: %s", i, pt[0] ? " (" : "", pt, pt[0] ? ")" : "", why.msg);
 		}
 		r++;
 	}
@@ -149,7 +154,8 @@ static int run_rows(const struct sweep_config *sc, struct sweep_result *res, str
 		memset(rr, 0, sizeof *rr);
 		if (sc->config(sc->config_arg, row->idx, c, &why) || run_migrate(c, rr, &why)) {
 			sweep_point_text(sc->axes, row->idx, pt, sizeof pt);
-			rc = diag_set(d, "point %zu (%s): %s", row->point, pt, why.msg[0] ? why.msg : "bad input");
+			rc = diag_set(d, "point %zu%s%s%s: %s", row->point, pt[0] ? " (" : "", pt, pt[0] ? ")" : "",
+				      why.msg[0] ? why.msg : "bad input");
 			break;
 		}
 		out_file_abort(&rr->json);   /* a sweep's runs write no JSON of their own */

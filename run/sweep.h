@@ -65,9 +65,12 @@ int sweep_list_parse(const char *list, struct sweep_values *out, struct diag *d)
 size_t sweep_points(const struct sweep_values ax[SWEEP_AXES]);
 /* Point i's value index per axis (0 for an axis not swept). i < sweep_points(ax). */
 void sweep_point(const struct sweep_values ax[SWEEP_AXES], size_t i, size_t idx[SWEEP_AXES]);
+/* Does axis a vary (more than one value)? One value applies to every run, like the run's
+ * option: it is no column of the table, no part of a point's name. */
+bool sweep_varies(const struct sweep_values ax[SWEEP_AXES], enum sweep_axis a);
 /* Does shard k of n hold point i? (1 <= k <= n) */
 bool sweep_in_shard(size_t i, uint64_t k, uint64_t n);
-/* "chunk-size=64M pin-all=on" (the swept axes of point idx) into buf. */
+/* "chunk-size=64M pin-all=on" (the varying axes of point idx) into buf ("" when none). */
 void sweep_point_text(const struct sweep_values ax[SWEEP_AXES], const size_t idx[SWEEP_AXES], char *buf, size_t n);
 
 struct sweep_config {

@@ -78,6 +78,13 @@ static void test_cross_product_order(void **state)
 	sweep_point_text(ax, idx, buf, sizeof buf);
 	assert_string_equal(buf, "guest=16G pin-all=on chunk-size=1G");
 	assert_int_equal(idx[SWEEP_LINK], 0);             /* not swept */
+	/* one value applies to every point, but is no part of its name */
+	set(ax, SWEEP_LINK, "10");
+	assert_int_equal(sweep_points(ax), 12);
+	assert_false(sweep_varies(ax, SWEEP_LINK));
+	assert_true(sweep_varies(ax, SWEEP_GUEST));
+	sweep_point_text(ax, idx, buf, sizeof buf);
+	assert_string_equal(buf, "guest=16G pin-all=on chunk-size=1G");
 	assert_string_equal(sweep_axis_key(SWEEP_DOWNTIME), "downtime-limit-ms");
 	assert_string_equal(sweep_axis_key(SWEEP_AXES), "?");
 	/* too many points: 64^3 > SWEEP_POINTS_MAX */
