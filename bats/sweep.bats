@@ -153,6 +153,10 @@ EOF
   run "$MIGBED" sweep "${SMALL[@]}" --chunk-sizes 1M,4M --plot p.png
   [ "$status" -eq 0 ]
   [ "$(head -c 4 p.png | tail -c 3)" = PNG ]
+  # no completed row: a plot that says so, and the sweep's exit 1
+  run "$MIGBED" sweep "${SMALL[@]}" --dst-chunk-size 1M --chunk-sizes 4M,16M --plot none.svg
+  [ "$status" -eq 1 ]
+  grep -qF 'no completed row' none.svg
   [ -z "$(find . -name '*.tmp*')" ]
 }
 

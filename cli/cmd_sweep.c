@@ -358,7 +358,9 @@ static void plot_panel(const struct sweep_result *res, FILE *f, const size_t *fi
 		fprintf(f, "%s$data index %zu using 1:%d with linespoints title ", g ? ", " : "", g, col);
 		gp_string(f, pt[0] ? pt : "migbed (model)");
 	}
-	fprintf(f, "%s\n", n ? "" : "NaN notitle");
+	if (!n)   /* no completed row: an empty panel that says so */
+		fprintf(f, "-1 notitle");
+	fprintf(f, "\n");
 }
 
 #define PLOT_SERIES_MAX 16
@@ -370,6 +372,8 @@ static void plot_script(const struct sweep_result *res, const char *out, bool sv
 	gp_string(f, out);
 	fprintf(f, "\n");
 	size_t n = plot_data(res, f, first, PLOT_SERIES_MAX);
+	if (!n)
+		fprintf(f, "set xrange [1:1024]\nset yrange [0:1]\nset label 1 'no completed row' at graph 0.5,0.5 center\n");
 	fprintf(f, "set multiplot layout 3,1 title 'migbed sweep (%s)'\nset logscale x 2\nset grid\n"
 		   "set key top left\nset xlabel 'chunk size (MiB)'\n", "model times are not yet calibrated: issue 14");
 	plot_panel(res, f, first, n, 2, "total time (ms)");
