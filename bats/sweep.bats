@@ -124,12 +124,18 @@ EOF
   [ -z "$(ls)" ]
 }
 
-@test "a point its run refuses is exit 2 naming the point, and no run starts" {
+@test "a point its run refuses is exit 2 naming the point, with nothing written" {
   run "$MIGBED" sweep --duration-ms 200 --guest 4M,16M --workers 2 --worker-bytes 4M --json r.json
   echo "$output"
   [ "$status" -eq 2 ]
   [[ "$output" == "migbed: sweep: point 0 (guest=4M): "*"does not fit in the guest (4M)"* ]]
   [ -z "$(ls)" ]
+  # a defective trace: the run's own FILE:LINE message, for the first point
+  printf 'garbage\n' >bad.trace
+  run "$MIGBED" sweep --trace bad.trace --chunk-sizes 1M,2M --json r.json --csv r.csv
+  [ "$status" -eq 2 ]
+  [[ "$output" == "migbed: sweep: point 0 (chunk-size=1M): bad.trace:1: missing magic line"* ]]
+  [ "$(ls)" = bad.trace ]
 }
 
 @test "--plot without gnuplot on PATH is exit 2 before any run" {

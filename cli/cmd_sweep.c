@@ -10,6 +10,7 @@
  * unless --expect says otherwise), 1 some row did not (it is a row: failed:CAUSE), 2 bad
  * usage or input. Deterministic: on the model the same sweep writes the same files. */
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,6 +406,7 @@ static int write_plot(const struct sweep_result *res, const char *path)
 		return cli_usage_error("sweep: --plot: gnuplot: %s", strerror(rc));
 	}
 	FILE *f = fdopen(fds[1], "w");
+	void (*was)(int) = signal(SIGPIPE, SIG_IGN);   /* a gnuplot that stops reading: EPIPE, not death */
 	if (f) {
 		const char *ext = strrchr(path, '.');
 		plot_script(res, tmp, ext && !strcmp(ext, ".svg"), f);
@@ -412,6 +414,7 @@ static int write_plot(const struct sweep_result *res, const char *path)
 	} else {
 		close(fds[1]);
 	}
+	signal(SIGPIPE, was);
 	if (waitpid(pid, &status, 0) < 0 || !f || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    rename(tmp, path) != 0) {
 		unlink(tmp);
