@@ -28,8 +28,8 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
   [[ "$output" == *"seed of the run"* ]]
 }
 
-@test "run, source, dest, trace gen and torture --help list every key the table gives them" {
-  for cmd in run source dest trace-gen torture; do
+@test "run, source, dest, trace gen, torture and sweep --help list every key the table gives them" {
+  for cmd in run source dest trace-gen torture sweep; do
     run keys_of "$cmd"
     [ "$status" -eq 0 ]
     keys=$output

@@ -30,6 +30,7 @@ static const struct subcmd subcmds[] = {
 	{ "profiles", NULL, cmd_profiles, "list the peers a side can play: migbed and QEMU versions (--json)" },
 	{ "explain", NULL, cmd_explain, "name the causes QEMU logs fit, with the lines and a reproducing scenario" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
+	{ "sweep", NULL, cmd_sweep, "one run per chunk size (pin-all, guest, ...): the table, --json, --csv, --plot" },
 	{ "replay", NULL, cmd_replay, "rerun a reproducer bundle (--bundle DIR): did it reproduce?" },
 	{ "shrink", NULL, cmd_shrink, "reduce a reproducer bundle by delta debugging while it fails the same way" },
 	{ "options", NULL, cmd_options, "print the one option table of every command (--markdown)" },

@@ -1,6 +1,6 @@
 /* options_test - the one option table (cli/runcfg.c), table-driven: every shown default is
  * the real one; "--key value", a scenario line or a whole command line (run, source, dest,
- * trace gen, torture) gives the field or the exact error; no 0 means "unset"; each command's
+ * trace gen, torture, sweep) gives the field or the exact error; no 0 means "unset"; each command's
  * --help lists exactly its rows. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include "cli/run_args.h"
 #include "cli/runcfg.h"
 
-static const unsigned all_cmds[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TRACE_GEN, OPTS_TORTURE };
+static const unsigned all_cmds[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TRACE_GEN, OPTS_TORTURE, OPTS_SWEEP };
 #define N_CMDS (sizeof all_cmds / sizeof all_cmds[0])
 
 static unsigned first_cmd(unsigned cmds)
@@ -315,6 +315,16 @@ static const struct line_case argv_cases[] = {
 	{ T, "--description --jobs --jobs 2", NULL, "torture --description --jobs", 0, 0, 0 },
 	{ T, "--bogus 1 --watchdog-ms 99", "--watchdog-ms: '99' is not a time in ms from 100 to 86400000", NULL, 0, 0, 0 },
 	{ T, "--max-runs", "--max-runs needs a value", NULL, 0, 0, 0 },
+	/* sweep: its lists out (each value checked by the swept key's row), a run's keys left */
+	{ OPTS_SWEEP, "s.scn --chunk-sizes 1M,64M --pin-all off,on --guest=8G --seed 3 --chunk-size 2M --quiet", NULL,
+	  "sweep s.scn --seed 3 --chunk-size 2M --quiet", 0, 0, 0 },
+	{ OPTS_SWEEP, "--chunk-sizes 1M,3M", "--chunk-sizes: '3M' is not a power of two from 1M to 1G", NULL, 0, 0, 0 },
+	{ OPTS_SWEEP, "--link-gbps 10,0", "--link-gbps: '0' is not a link rate in Gb/s from 1 to 10000", NULL, 0, 0, 0 },
+	{ OPTS_SWEEP, "--max-bandwidth unlimited,1G --downtime-limit-ms 300,0",
+	  "--downtime-limit-ms: '0' is not a time in ms from 1 to 3600000", NULL, 0, 0, 0 },
+	{ OPTS_SWEEP, "--pin-all on,maybe", "--pin-all: 'maybe' is not a boolean (true/false)", NULL, 0, 0, 0 },
+	{ OPTS_SWEEP, "--guest 8G,,16G", "--guest: '8G,,16G': an empty value (values are separated by single commas)", NULL, 0, 0, 0 },
+	{ OPTS_SWEEP, "--shard 3/2", "--shard: '3/2' is not K/N with 1 <= K <= N <= 100000", NULL, 0, 0, 0 },
 	/* source and dest */
 	{ OPTS_DEST, "--listen 1.2.3.4:5 --ready-fd 1", "--ready-fd: '1' is not a file descriptor from 3 to 1023", NULL, 0, 0, 0 },
 	{ OPTS_DEST, "a.scn --accept-timeout-ms=7 --listen 1.2.3.4:5 --seed 2", NULL, "dest a.scn --seed 2", 0, 0, 0 },
@@ -352,7 +362,7 @@ static int parse_line(const struct line_case *t, struct both *b, char **argv, in
 		return run_parse_args(&b->c, d, *argc, argv, no_usage);
 	if (opts_take_extra(t->cmd, &b->x, argc, argv, d))
 		return -1;
-	return t->cmd == OPTS_TORTURE ? 0 : opts_check_required(t->cmd, NULL, &b->x, d);
+	return t->cmd == OPTS_TORTURE || t->cmd == OPTS_SWEEP ? 0 : opts_check_required(t->cmd, NULL, &b->x, d);
 }
 
 static void check_line(const struct line_case *t)
@@ -394,6 +404,20 @@ static void test_command_lines(void **state)
 	assert_string_equal(b->x.json, "j.json");
 	assert_int_equal(b->x.shard_k * 10 + b->x.shard_n, 24);
 	assert_int_equal(b->x.watchdog_ms, 60000);   /* the table's default */
+	free(b);
+	/* what sweep took is in its options: the lists' values as given */
+	b = fresh();
+	char sbuf[] = "--chunk-sizes 1M,64M,1G --max-bandwidth=unlimited --csv - --plot p.svg", *sargv[16];
+	argc = split_words(sbuf, sargv, 16);
+	sargv[0] = "sweep";
+	assert_int_equal(opts_take_extra(OPTS_SWEEP, &b->x, &argc, sargv, &d), 0);
+	assert_int_equal(argc, 1);
+	assert_int_equal(b->x.sweep[SWEEP_CHUNK].n, 3);
+	assert_string_equal(b->x.sweep[SWEEP_CHUNK].v[2], "1G");
+	assert_int_equal(b->x.sweep[SWEEP_BANDWIDTH].n, 1);
+	assert_int_equal(b->x.sweep[SWEEP_GUEST].n, 0);
+	assert_string_equal(b->x.csv, "-");
+	assert_string_equal(b->x.plot, "p.svg");
 	free(b);
 }
 

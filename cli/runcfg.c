@@ -108,7 +108,9 @@ struct key {
 	const char *help;
 };
 
-#define C_RUNS (OPTS_RUN | OPTS_SOURCE | OPTS_DEST | OPTS_TORTURE)
+#define C_RUNS (OPTS_RUN | OPTS_SOURCE | OPTS_DEST | OPTS_TORTURE | OPTS_SWEEP)
+/* a run's key that sweep takes as a list (a row of its own), or refuses (one run's output) */
+#define C_NOSWEEP (C_RUNS & ~OPTS_SWEEP)
 #define C_GEN (C_RUNS | OPTS_TRACE_GEN)
 #define RUNF(f) .tgt = TGT_RUN, .off = offsetof(struct runcfg, f), .size = sizeof(((struct runcfg *)0)->f)
 #define XF(f) .tgt = TGT_X, .off = offsetof(struct opts_extra, f), .size = sizeof(((struct opts_extra *)0)->f)
@@ -165,6 +167,15 @@ static int set_pause_row(struct opts_dst *o, const char *v, uint64_t x, const ch
 static int set_pattern(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_sites(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_sweep_list(struct opts_dst *o, enum sweep_axis a, const char *v, const char *w, struct diag *d);
+#define X(NAME, key) \
+	static int set_sweep_##NAME(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d) \
+	{ \
+		(void)x; \
+		return set_sweep_list(o, SWEEP_##NAME, v, w, d); \
+	}
+SWEEP_AXIS_TABLE(X)
+#undef X
 
 /* The one option table: every key of every command is one row (see runcfg.h). --help
  * (opts_print_help) and README's key table (runcfg_print_markdown) are printed from it;
@@ -179,7 +190,7 @@ static const struct key keys[] = {
 	  .help = "source chunk size (as QEMU)" },
 	{ .name = "dst-chunk-size", .arg = "SIZE", .type = OT_POW2, .lo = 1u << 20, .hi = 1u << 30, .noun = "a power of two",
 	  .dflt = "= chunk-size", .unit = "bytes", .cmds = C_RUNS, RUNF(dst_chunk_bytes), .help = "destination chunk size" },
-	{ .name = "pin-all", .type = OT_FLAG, .dflt = "off", .cmds = C_RUNS, RUNF(pin_all),
+	{ .name = "pin-all", .type = OT_FLAG, .dflt = "off", .cmds = C_NOSWEEP, RUNF(pin_all),
 	  .help = "ask for rdma-pin-all (register all guest RAM up front)" },
 	{ .name = "dst-pin-all", .arg = "BOOL", .type = OT_BOOL, .dflt = "true", .exact = true, .cmds = C_RUNS,
 	  RUNF(dst_pin_all), .help = "whether the destination accepts pin-all" },
@@ -188,7 +199,7 @@ static const struct key keys[] = {
 	{ .name = "mem", .arg = "stamp|bytes", .type = OT_CHOICE, .dflt = "stamp on model, bytes on verbs", .cmds = C_RUNS,
 	  .set = set_mem, .help = "guest memory representation" },
 	{ .name = "link-gbps", .arg = "N", .type = OT_U64, .lo = 1, .hi = 10000, .noun = "a link rate in Gb/s",
-	  .dflt_fn = dflt_link, .exact = true, .unit = "Gb/s", .cmds = C_RUNS, .set = set_link,
+	  .dflt_fn = dflt_link, .exact = true, .unit = "Gb/s", .cmds = C_NOSWEEP, .set = set_link,
 	  .help = "modelled link rate" },
 	{ .name = "latency-us", .arg = "N", .type = OT_U64, .lo = 0, .hi = 10000000, .noun = "a latency in microseconds",
 	  .dflt_fn = dflt_latency, .exact = true, .unit = "us", .cmds = C_RUNS, .set = set_latency,
@@ -197,11 +208,11 @@ static const struct key keys[] = {
 	  .noun = "a cost in microseconds per GiB", .dflt_fn = dflt_reg, .exact = true, .unit = "us/GiB",
 	  .cmds = C_RUNS, .set = set_reg, .help = "modelled ibv_reg_mr cost per GiB" },
 	{ .name = "downtime-limit-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = HOUR_MS, .noun = "a time in ms",
-	  .dflt = "300", .exact = true, .unit = "ms", .cmds = C_RUNS, RUNF(eng.downtime_limit_ms),
+	  .dflt = "300", .exact = true, .unit = "ms", .cmds = C_NOSWEEP, RUNF(eng.downtime_limit_ms),
 	  .help = "downtime-limit" },
 	{ .name = "max-bandwidth", .arg = "SIZE|unlimited", .type = OT_SIZE, .lo = 10, .hi = UINT64_MAX,
 	  .alt = "unlimited", .noun = "a SIZE per second", .dflt = "128M", .exact = true, .unit = "bytes/s",
-	  .cmds = C_RUNS, RUNF(eng.max_bandwidth_bytes_per_s), .help = "max-bandwidth" },
+	  .cmds = C_NOSWEEP, RUNF(eng.max_bandwidth_bytes_per_s), .help = "max-bandwidth" },
 	{ .name = "device-state", .arg = "SIZE", .type = OT_SIZE, .lo = 0, .hi = 64u << 20, .noun = "a SIZE",
 	  .dflt = "256K", .exact = true, .unit = "bytes", .cmds = C_RUNS, RUNF(eng.device_state_bytes),
 	  .help = "device state sent at switchover" },
@@ -259,7 +270,7 @@ static const struct key keys[] = {
 	  .help = "destination, with qemu-stream: the content QEMU was given (-device loader,file=FILE,addr=ADDR)" },
 	{ .name = "fault", .arg = "RULE", .type = OT_RULE, .cmds = C_RUNS, .set = set_fault,
 	  .help = "inject a fault (repeatable): SITE[@SIDE] [TRIGGER...] -> ACTION, see docs/faults.md" },
-	{ .name = "fault-counts", .arg = "FILE", .type = OT_TEXT, .cmds = C_RUNS, RUNF(fault_counts_path),
+	{ .name = "fault-counts", .arg = "FILE", .type = OT_TEXT, .cmds = C_NOSWEEP, RUNF(fault_counts_path),
 	  .help = "write how often each fault site was called, per side (for migbed torture)" },
 	{ .name = "expect-fired", .arg = "N|>N[,...]", .type = OT_RULE, .dflt = "none", .cmds = C_RUNS, .set = set_fired,
 	  .help = "how often the fault rules must fire: one value for every rule, or a list for the rules in order (e.g. >0 or 1,0); otherwise the run fails its expectation" },
@@ -267,12 +278,12 @@ static const struct key keys[] = {
 	  .exact = true, .cmds = C_RUNS, .set = set_expect_row, .help = "the expected outcome" },
 	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(json_path),
 	  .help = "write the result as JSON" },
-	{ .name = "events", .arg = "FILE", .type = OT_TEXT, .cmds = C_RUNS, RUNF(events_path),
+	{ .name = "events", .arg = "FILE", .type = OT_TEXT, .cmds = C_NOSWEEP, RUNF(events_path),
 	  .help = "write the event log" },
 	{ .name = "bundle", .arg = "DIR", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(bundle_path),
 	  .help = "when the run misses its expectation, write a reproducer bundle DIR (and DIR.tar.zst): scenario, event log, result, build; `migbed replay DIR` reruns it. An existing DIR is refused before the run" },
 	{ .name = "quiet", .type = OT_FLAG, .dflt = "off", .cmds = C_RUNS, RUNF(quiet), .help = "print only the verdict line" },
-	{ .name = "pause-at", .arg = "SIDE:EVENT[#N]", .type = OT_RULE, .cmds = C_RUNS, .set = set_pause_row,
+	{ .name = "pause-at", .arg = "SIDE:EVENT[#N]", .type = OT_RULE, .cmds = C_NOSWEEP, .set = set_pause_row,
 	  .help = "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time" },
 	{ .name = "src-addr", .arg = "ADDR", .type = OT_TEXT, .cmds = C_RUNS, RUNF(src_addr),
 	  .help = "verbs: source bind address (e.g. 198.18.0.2)" },
@@ -284,7 +295,7 @@ static const struct key keys[] = {
 	{ .name = "pattern", .arg = "rand-set|random|hotcold|idle", .type = OT_CHOICE, .dflt = "rand-set", .exact = true,
 	  .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", .set = set_pattern, .help = "generated trace: the pattern" },
 	{ .name = "guest", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE", .dflt_fn = dflt_guest,
-	  .exact = true, .unit = "bytes", .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", RUNF(gen.guest_bytes),
+	  .exact = true, .unit = "bytes", .cmds = C_GEN & ~OPTS_SWEEP, .req = OPTS_TRACE_GEN, .pat = "", RUNF(gen.guest_bytes),
 	  .help = "generated trace: guest RAM (one block \"pc.ram\"), a multiple of the page size" },
 	{ .name = "duration-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = MS_MAX, .noun = "a time in ms", .dflt = "2000",
 	  .exact = true, .unit = "ms", .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", RUNF(gen.duration_ms),
@@ -336,9 +347,10 @@ static const struct key keys[] = {
 	{ .name = "max-runs", .arg = "N", .type = OT_U64, .lo = 1, .hi = TORTURE_MAX_RUNS_LIMIT, .noun = "a number of runs",
 	  .dflt = STR(TORTURE_MAX_RUNS_DEFAULT), .exact = true, .cmds = OPTS_TORTURE, XF(max_runs),
 	  .help = "at most N reruns, spread evenly over the sites" },
-	{ .name = "shard", .arg = "K/N", .type = OT_RULE, .dflt = "1/1", .exact = true, .cmds = OPTS_TORTURE, .tgt = TGT_X,
-	  .set = set_shard, .help = "only the K-th of N round-robin shares (CI matrices)" },
-	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TORTURE, XF(json), .help = "write the sweep as JSON" },
+	{ .name = "shard", .arg = "K/N", .type = OT_RULE, .dflt = "1/1", .exact = true, .cmds = OPTS_TORTURE | OPTS_SWEEP,
+	  .tgt = TGT_X, .set = set_shard, .help = "only the K-th of N round-robin shares (CI matrices)" },
+	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TORTURE | OPTS_SWEEP, XF(json),
+	  .help = "write the sweep as JSON" },
 	{ .name = "watchdog-ms", .arg = "N", .type = OT_U64, .lo = TORTURE_WATCHDOG_MS_MIN,
 	  .hi = TORTURE_WATCHDOG_MS_MAX, .noun = "a time in ms", .dflt = STR(TORTURE_WATCHDOG_MS_DEFAULT), .exact = true, .unit = "ms", .cmds = OPTS_TORTURE, XF(watchdog_ms),
 	  .help = "kill a rerun after N ms of wall time: a hang" },
@@ -348,6 +360,24 @@ static const struct key keys[] = {
 	  XF(bundles), .help = "every rerun that is not proper writes a reproducer bundle DIR/SITE-SIDE-CALL (replacing one of that name)" },
 	{ .name = "sites", .arg = "GLOB,...", .type = OT_RULE, .dflt = "all but the umbrella sites post_send and cm.*",
 	  .cmds = OPTS_TORTURE, .tgt = TGT_X, .set = set_sites, .help = "only these fault sites (e.g. 'reg_mr,msg.*')" },
+	/* sweep: a list per swept run key (each value checked by that key's row), its outputs */
+	{ .name = "chunk-sizes", .arg = "SIZE,...", .type = OT_RULE, .dflt = "the run's chunk-size", .cmds = OPTS_SWEEP,
+	  .tgt = TGT_X, .set = set_sweep_CHUNK,
+	  .help = "sweep: the chunk sizes, one run each (chunk-size: both sides unless --dst-chunk-size is given)" },
+	{ .name = "pin-all", .arg = "BOOL,...", .type = OT_RULE, .dflt = "the run's pin-all", .cmds = OPTS_SWEEP,
+	  .tgt = TGT_X, .set = set_sweep_PIN_ALL, .help = "sweep: pin-all off and/or on (e.g. off,on)" },
+	{ .name = "guest", .arg = "SIZE,...", .type = OT_RULE, .dflt = "the run's guest", .cmds = OPTS_SWEEP,
+	  .tgt = TGT_X, .set = set_sweep_GUEST, .help = "sweep: generated trace's guest RAM sizes" },
+	{ .name = "downtime-limit-ms", .arg = "N,...", .type = OT_RULE, .dflt = "the run's downtime-limit-ms",
+	  .cmds = OPTS_SWEEP, .tgt = TGT_X, .set = set_sweep_DOWNTIME, .help = "sweep: downtime-limit values (ms)" },
+	{ .name = "max-bandwidth", .arg = "SIZE|unlimited,...", .type = OT_RULE, .dflt = "the run's max-bandwidth",
+	  .cmds = OPTS_SWEEP, .tgt = TGT_X, .set = set_sweep_BANDWIDTH, .help = "sweep: max-bandwidth values (bytes/s)" },
+	{ .name = "link-gbps", .arg = "N,...", .type = OT_RULE, .dflt = "the run's link-gbps", .cmds = OPTS_SWEEP,
+	  .tgt = TGT_X, .set = set_sweep_LINK, .help = "sweep: modelled link rates (Gb/s)" },
+	{ .name = "csv", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_SWEEP, XF(csv),
+	  .help = "write the rows as CSV ('-': standard output)" },
+	{ .name = "plot", .arg = "FILE.svg|FILE.png", .type = OT_TEXT, .cmds = OPTS_SWEEP, XF(plot),
+	  .help = "plot total time, downtime and transferred against chunk size (log x) with gnuplot" },
 };
 #undef RUNF
 #undef XF
@@ -401,6 +431,7 @@ const char *opts_cmd_name(unsigned cmd)
 	case OPTS_DEST: return "dest";
 	case OPTS_TRACE_GEN: return "trace gen";
 	case OPTS_TORTURE: return "torture";
+	case OPTS_SWEEP: return "sweep";
 	}
 	return "?";
 }
@@ -785,6 +816,28 @@ static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *
 	return 0;
 }
 
+/* sweep --chunk-sizes, --guest, ...: a list (run/sweep.h's syntax), each value checked by the
+ * swept run key's own row ("--chunk-sizes: '3M' is not a power of two from 1M to 1G"). */
+static int set_sweep_list(struct opts_dst *o, enum sweep_axis a, const char *v, const char *w, struct diag *d)
+{
+	struct sweep_values *sv = &o->x->sweep[a];
+	struct runcfg *c = malloc(sizeof *c);
+	struct diag why = { 0 };
+	int rc = 0;
+	if (!c)
+		return diag_set(d, "%s: out of memory", w);
+	if (sweep_list_parse(v, sv, &why))
+		rc = diag_set(d, "%s: %s", w, why.msg);
+	for (size_t i = 0; rc == 0 && i < sv->n; i++) {
+		runcfg_defaults(c);
+		rc = opts_set(OPTS_RUN, c, NULL, sweep_axis_key(a), sv->v[i], w, d);
+	}
+	if (rc)
+		sv->n = 0;
+	free(c);
+	return rc;
+}
+
 /* torture --sites: every glob must match at least one fault site (a typo would otherwise
  * select nothing, or less than meant, and the sweep would pass): run/torture.h's check, the
  * one the sweep itself makes. */
@@ -851,7 +904,7 @@ static void md_cell(FILE *f, const char *s, bool code)
 
 static void md_cmds(FILE *f, const struct key *k)
 {
-	static const unsigned order[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TORTURE, OPTS_TRACE_GEN };
+	static const unsigned order[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TORTURE, OPTS_SWEEP, OPTS_TRACE_GEN };
 	const char *sep = " ";
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
 		if (!(k->cmds & order[i]))

@@ -14,11 +14,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "run/config.h"
+#include "run/sweep.h"
 #include "sim/diag.h"
 
 /* The commands, as bits of a row's command column. */
 enum opts_cmd {
-	OPTS_RUN = 1, OPTS_SOURCE = 2, OPTS_DEST = 4, OPTS_TRACE_GEN = 8, OPTS_TORTURE = 16,
+	OPTS_RUN = 1, OPTS_SOURCE = 2, OPTS_DEST = 4, OPTS_TRACE_GEN = 8, OPTS_TORTURE = 16, OPTS_SWEEP = 32,
 };
 
 /* The keys that are not a run's: one command's own. An empty string or a 0 here is "not
@@ -32,7 +33,9 @@ struct opts_extra {
 	uint64_t accept_timeout_ms;    /* dest */
 	char output[1024];             /* trace gen: -o FILE */
 	uint64_t max_runs, watchdog_ms, jobs, shard_k, shard_n;   /* torture */
-	char json[1024], sites[512];   /* torture */
+	char json[1024], sites[512];   /* torture; json and shard also sweep's */
+	struct sweep_values sweep[SWEEP_AXES];   /* sweep: each axis's list (n = 0: not given) */
+	char csv[1024], plot[1024];    /* sweep */
 	char bundles[1024];            /* torture: where failing reruns' bundles go */
 	bool given[RUNCFG_MAX_KEYS];
 };

@@ -1,0 +1,494 @@
+/* cmd_sweep - `migbed sweep [SCENARIO] [--key VALUE ...] --chunk-sizes LIST ...`: one
+ * `migbed run` per point of a cross product of run keys (chunk size, pin-all, guest,
+ * downtime-limit, max-bandwidth, link rate), the seed question's table ("are 64 MiB chunks
+ * the right default?"). The points and runs are run/sweep.h's; this file parses the command
+ * line, turns a point into a run's config (the run's own parser: the point's values as
+ * `--key VALUE` options after the others) and prints the typed rows: a table on stdout,
+ * progress on stderr when it is a terminal, --json FILE, --csv FILE|-, --plot FILE.svg|png
+ * (gnuplot). Every output file is refused before the first run when it cannot be written,
+ * and written whole or not at all. Exit 0 every row met the run's expectation (completed,
+ * unless --expect says otherwise), 1 some row did not (it is a row: failed:CAUSE), 2 bad
+ * usage or input. Deterministic: on the model the same sweep writes the same files. */
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/run_args.h"
+#include "cli/run_report.h"
+#include "run/out_file.h"
+#include "run/sweep.h"
+#include "sim/size.h"
+#include "vocab/cause.h"
+#include "vocab/vocab.h"
+
+extern char **environ;
+
+struct sweep_cli {
+	char **run_argv;                /* "run", the options passed on to every run */
+	int run_argc;
+	const char *backend;            /* "model" / "verbs" (for the JSON) */
+	char **point_argv;              /* run_argv, then the point's --key VALUE pairs */
+};
+
+/* sweep's own keys (rows of the option table, cli/runcfg.h), parsed once per process. */
+static struct opts_extra sweep_opts;
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: migbed sweep [SCENARIO] [--key VALUE ...] [--chunk-sizes LIST] [--pin-all LIST]\n"
+		   "                    [--guest LIST] [--downtime-limit-ms LIST] [--max-bandwidth LIST]\n"
+		   "                    [--link-gbps LIST] [--json FILE] [--csv FILE|-] [--plot FILE.svg|FILE.png]\n"
+		   "                    [--shard K/N]\n\n"
+		   "Run one migration per point of the cross product of the lists (comma-separated, each\n"
+		   "value checked as `migbed run` checks that key), in a fixed order: guest outermost,\n"
+		   "then pin-all, link-gbps, max-bandwidth, downtime-limit-ms, chunk-size fastest. Every\n"
+		   "other key applies to every run. A failed migration is a row (failed:CAUSE), not an\n"
+		   "abort. --shard K/N runs the points i with i %% N == K-1; rows keep their index.\n\n"
+		   "Its own keys, then those of `migbed run`, passed to every run:\n\n");
+	opts_print_help(f, OPTS_SWEEP);
+	fprintf(f, "\nTable: point, the swept keys, chunk size (src/dst when they differ), total, downtime\n"
+		   "and setup time (ms), Mbps (transferred*8 / (total - setup), as QEMU), transferred GiB,\n"
+		   "registrations src/dst, COMPRESS messages, pinned peak src/dst, outcome.\n"
+		   "exit status: 0 every row met the run's expectation (completed), 1 some row did not,\n"
+		   "2 bad usage or input (nothing run, nothing written).\n");
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+static bool argv_has(int argc, char **argv, const char *opt)
+{
+	size_t n = strlen(opt);
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], opt, n) && (argv[i][n] == '\0' || argv[i][n] == '='))
+			return true;
+	return false;
+}
+
+/* A run's key whose file one run writes (every row would overwrite it): refused. */
+static int one_runs_output(const struct runcfg *c)
+{
+	const char *k = c->events_path[0] ? "events" : c->fault_counts_path[0] ? "fault-counts"
+		      : c->pause_nth ? "pause-at" : c->bundle_path[0] ? "bundle" : c->json_path[0] ? "json" : NULL;
+	if (k)
+		return cli_usage_error("sweep: --%s is one run's output: every row would overwrite it "
+				       "(the sweep writes --json, --csv and --plot)", k);
+	return 0;
+}
+
+/* ".svg" or ".png", and gnuplot on PATH: checked before anything runs. */
+static int plot_check(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png")))
+		return cli_usage_error("sweep: --plot %s: the name must end in .svg or .png", path);
+	const char *p = getenv("PATH");
+	char buf[4096];
+	for (const char *s = p ? p : ""; *s;) {
+		size_t n = strcspn(s, ":");
+		snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, s);
+		if (n && access(buf, X_OK) == 0)
+			return 0;
+		s += n + (s[n] == ':');
+	}
+	return cli_usage_error("sweep: --plot: gnuplot not found: apt-get install gnuplot-nox");
+}
+
+/* sweep's own keys out of argv, the rest (run options) into s->run_argv, those validated by
+ * run's own parser. 1: help printed; 0 ok; 2 bad (the message printed). */
+static int parse_args(struct sweep_cli *s, int argc, char **argv)
+{
+	struct opts_extra *x = &sweep_opts;
+	struct diag d = { 0 };
+	s->run_argv = calloc((size_t)argc + 1, sizeof *s->run_argv);
+	s->point_argv = calloc((size_t)argc + SWEEP_AXES + 2, sizeof *s->point_argv);
+	struct runcfg *c = calloc(1, sizeof *c);
+	if (!s->run_argv || !s->point_argv || !c) {
+		free(c);
+		return cli_usage_error("sweep: out of memory");
+	}
+	opts_extra_defaults(x);
+	s->run_argv[s->run_argc++] = "run";
+	for (int i = 1; i < argc; i++)
+		s->run_argv[s->run_argc++] = argv[i];
+	int rc = opts_take_extra(OPTS_SWEEP, x, &s->run_argc, s->run_argv, &d) ? -1 : 0;
+	if (rc)
+		cli_usage_error("sweep: %s", d.msg);
+	if (rc == 0) {
+		runcfg_defaults(c);
+		rc = run_parse_args(c, &d, s->run_argc, s->run_argv, usage);
+		if (rc < 0)
+			cli_usage_error("sweep: %s", d.msg);
+	}
+	if (rc == 0 && x->sweep[SWEEP_CHUNK].n && argv_has(s->run_argc, s->run_argv, "--chunk-size"))
+		rc = -1, cli_usage_error("sweep: --chunk-size and --chunk-sizes: give one");
+	if (rc == 0 && one_runs_output(c))
+		rc = -1;
+	if (rc == 0 && x->plot[0] && plot_check(x->plot))
+		rc = -1;
+	s->backend = c->backend == HCA_BACKEND_VERBS ? "verbs" : "model";
+	free(c);
+	return rc < 0 ? 2 : rc > 0 ? 1 : 0;
+}
+
+/* A point's config: the run options, then the point's values as `--key VALUE`, parsed as
+ * `migbed run` parses them (the options override the scenario; derived defaults follow). */
+static int point_config(void *arg, const size_t idx[SWEEP_AXES], struct runcfg *c, struct diag *d)
+{
+	struct sweep_cli *s = arg;
+	static char opts[SWEEP_AXES][48 + SWEEP_VALUE_MAX];   /* --key=VALUE (a flag takes one so) */
+	int n = 0;
+	for (int i = 0; i < s->run_argc; i++)
+		s->point_argv[n++] = s->run_argv[i];
+	for (int a = 0; a < SWEEP_AXES; a++) {
+		const struct sweep_values *v = &sweep_opts.sweep[a];
+		if (!v->n)
+			continue;
+		snprintf(opts[a], sizeof opts[a], "--%s=%s", sweep_axis_key((enum sweep_axis)a), v->v[idx[a]]);
+		s->point_argv[n++] = opts[a];
+	}
+	s->point_argv[n] = NULL;
+	runcfg_defaults(c);
+	return run_parse_args(c, d, n, s->point_argv, usage) ? -EINVAL : 0;
+}
+
+static void show_progress(void *arg, size_t done, size_t total, size_t point, const size_t idx[SWEEP_AXES])
+{
+	char pt[256];
+	(void)arg;
+	sweep_point_text(sweep_opts.sweep, idx, pt, sizeof pt);
+	fprintf(stderr, "\rsweep: row %zu/%zu (point %zu) %s\033[K", done + 1, total, point, pt);
+}
+
+/* ---- report ------------------------------------------------------------------------------- */
+
+static const char *side_tok(int side) { return vocab_side_token(side); }
+
+static void outcome(const struct sweep_row *r, char *buf, size_t n)
+{
+	if (r->completed)
+		snprintf(buf, n, "completed");
+	else
+		snprintf(buf, n, "failed:%s@%s", cause_name(r->cause), run_side_name(r->side));
+}
+
+/* The value of a swept key other than chunk-size, as given. */
+static const char *axis_value(const struct sweep_row *r, int a)
+{
+	return sweep_opts.sweep[a].v[r->idx[a]];
+}
+
+/* A swept key's column: its name's width, at least 10. */
+static int axis_width(int a)
+{
+	size_t n = strlen(sweep_axis_key((enum sweep_axis)a));
+	return n > 10 ? (int)n : 10;
+}
+
+static double gib(uint64_t bytes) { return (double)bytes / (double)(1ull << 30); }
+
+static void print_header(FILE *f)
+{
+	fprintf(f, "%5s", "POINT");
+	for (int a = 0; a < SWEEP_CHUNK; a++)
+		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a))
+			fprintf(f, " %-*s", axis_width(a), sweep_axis_key((enum sweep_axis)a));
+	fprintf(f, " %-9s %9s %8s %8s %10s %9s %13s %8s %15s  %s\n", "CHUNK", "TOTAL_MS", "DOWN_MS", "SETUP_MS",
+		"MBPS", "XFER_GIB", "REGS_SRC/DST", "COMPRESS", "PINNED_SRC/DST", "OUTCOME");
+}
+
+static void print_row(const struct sweep_row *r, FILE *f)
+{
+	char c1[16], c2[16], chunk[40], regs[48], p1[16], p2[16], pinned[40], out[96];
+	const struct metrics *m = &r->m;
+	size_format(r->chunk_bytes, c1, sizeof c1);
+	size_format(r->dst_chunk_bytes, c2, sizeof c2);
+	snprintf(chunk, sizeof chunk, "%s%s%s", c1, r->dst_chunk_bytes != r->chunk_bytes ? "/" : "",
+		 r->dst_chunk_bytes != r->chunk_bytes ? c2 : "");
+	snprintf(regs, sizeof regs, "%llu/%llu", (unsigned long long)m->src.registrations,
+		 (unsigned long long)m->dst.registrations);
+	size_format(m->src.pinned_peak_bytes, p1, sizeof p1);
+	size_format(m->dst.pinned_peak_bytes, p2, sizeof p2);
+	snprintf(pinned, sizeof pinned, "%s/%s", p1, p2);
+	outcome(r, out, sizeof out);
+	fprintf(f, "%5zu", r->point);
+	for (int a = 0; a < SWEEP_CHUNK; a++)
+		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a))
+			fprintf(f, " %-*s", axis_width(a), axis_value(r, a));
+	fprintf(f, " %-9s %9llu %8llu %8llu %10.2f %9.3f %13s %8llu %15s  %s\n", chunk,
+		(unsigned long long)m->total_time_ms, (unsigned long long)m->downtime_ms,
+		(unsigned long long)m->setup_time_ms, m->ram_mbps, gib(m->ram_transferred), regs,
+		(unsigned long long)m->src.msgs_sent[VOCAB_MSG_COMPRESS], pinned, out);
+}
+
+static void print_table(const struct sweep_result *res, FILE *f)
+{
+	size_t completed = 0;
+	print_header(f);
+	for (size_t i = 0; i < res->n_rows; i++) {
+		print_row(&res->rows[i], f);
+		completed += res->rows[i].completed;
+	}
+	fprintf(f, "sweep: %zu rows (of %zu points, shard %llu/%llu): %zu completed, %zu failed; %zu met the "
+		   "expectation\n", res->n_rows, res->total, (unsigned long long)sweep_opts.shard_k,
+		(unsigned long long)sweep_opts.shard_n, completed, res->n_rows - completed, res->n_pass);
+}
+
+static void json_row(const struct sweep_row *r, FILE *f)
+{
+	const struct metrics *m = &r->m;
+	fprintf(f, "{\"point\":%zu,\"chunk-size\":%llu,\"dst-chunk-size\":%llu,\"pin-all\":%s,\"guest\":%llu,"
+		   "\"link-gbps\":%llu,\"max-bandwidth\":%llu,\"downtime-limit-ms\":%llu,",
+		r->point, (unsigned long long)r->chunk_bytes, (unsigned long long)r->dst_chunk_bytes,
+		r->pin_all ? "true" : "false", (unsigned long long)m->ram_total,
+		(unsigned long long)(r->link_bytes_per_s * 8 / 1000000000ull),
+		(unsigned long long)r->max_bandwidth_bytes_per_s, (unsigned long long)r->downtime_limit_ms);
+	fprintf(f, "\"total-time\":%llu,\"downtime\":%llu,\"setup-time\":%llu,\"mbps\":%.3f,\"transferred\":%llu,",
+		(unsigned long long)m->total_time_ms, (unsigned long long)m->downtime_ms,
+		(unsigned long long)m->setup_time_ms, m->ram_mbps, (unsigned long long)m->ram_transferred);
+	fprintf(f, "\"registrations\":{\"%s\":%llu,\"%s\":%llu},\"compress\":%llu,"
+		   "\"pinned-peak\":{\"%s\":%llu,\"%s\":%llu},",
+		side_tok(VOCAB_SIDE_SRC), (unsigned long long)m->src.registrations, side_tok(VOCAB_SIDE_DST),
+		(unsigned long long)m->dst.registrations, (unsigned long long)m->src.msgs_sent[VOCAB_MSG_COMPRESS],
+		side_tok(VOCAB_SIDE_SRC), (unsigned long long)m->src.pinned_peak_bytes, side_tok(VOCAB_SIDE_DST),
+		(unsigned long long)m->dst.pinned_peak_bytes);
+	fprintf(f, "\"status\":\"%s\",\"cause\":\"%s\",\"side\":\"%s\",\"verdict\":\"%s\"}", r->completed ? "completed" : "failed",
+		cause_name(r->cause), run_side_name(r->side), r->pass ? "pass" : "fail");
+}
+
+/* The sweep as JSON (no wall time: the same sweep writes the same file). */
+static void print_json(const struct sweep_cli *s, const struct sweep_result *res, FILE *f)
+{
+	fprintf(f, "{\"backend\":\"%s\",\"shard\":\"%llu/%llu\",\"points\":%zu,\"swept\":[", s->backend,
+		(unsigned long long)sweep_opts.shard_k, (unsigned long long)sweep_opts.shard_n, res->total);
+	const char *sep = "";
+	for (int a = 0; a < SWEEP_AXES; a++)
+		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a)) {
+			fprintf(f, "%s\"%s\"", sep, sweep_axis_key((enum sweep_axis)a));
+			sep = ",";
+		}
+	fprintf(f, "],\"rows\":[\n");
+	for (size_t i = 0; i < res->n_rows; i++) {
+		json_row(&res->rows[i], f);
+		fprintf(f, "%s\n", i + 1 < res->n_rows ? "," : "");
+	}
+	fprintf(f, "],\"ok\":%s}\n", res->n_pass == res->n_rows ? "true" : "false");
+}
+
+static void print_csv(const struct sweep_result *res, FILE *f)
+{
+	const char *s = side_tok(VOCAB_SIDE_SRC), *t = side_tok(VOCAB_SIDE_DST);
+	fprintf(f, "point,chunk-size,dst-chunk-size,pin-all,guest,link-gbps,max-bandwidth,downtime-limit-ms,"
+		   "total-time,downtime,setup-time,mbps,transferred,registrations-%s,registrations-%s,compress,"
+		   "pinned-peak-%s,pinned-peak-%s,status,cause,side,verdict\n", s, t, s, t);
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct sweep_row *r = &res->rows[i];
+		const struct metrics *m = &r->m;
+		fprintf(f, "%zu,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu,%s,%s,%s,%s\n",
+			r->point, (unsigned long long)r->chunk_bytes, (unsigned long long)r->dst_chunk_bytes,
+			r->pin_all ? "true" : "false", (unsigned long long)m->ram_total,
+			(unsigned long long)(r->link_bytes_per_s * 8 / 1000000000ull),
+			(unsigned long long)r->max_bandwidth_bytes_per_s, (unsigned long long)r->downtime_limit_ms,
+			(unsigned long long)m->total_time_ms, (unsigned long long)m->downtime_ms,
+			(unsigned long long)m->setup_time_ms, m->ram_mbps, (unsigned long long)m->ram_transferred,
+			(unsigned long long)m->src.registrations, (unsigned long long)m->dst.registrations,
+			(unsigned long long)m->src.msgs_sent[VOCAB_MSG_COMPRESS],
+			(unsigned long long)m->src.pinned_peak_bytes, (unsigned long long)m->dst.pinned_peak_bytes,
+			r->completed ? "completed" : "failed", cause_name(r->cause), run_side_name(r->side),
+			r->pass ? "pass" : "fail");
+	}
+}
+
+/* ---- plot --------------------------------------------------------------------------------- */
+
+/* s as a gnuplot single-quoted string ('' is a quote). */
+static void gp_string(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+/* The series of the plot: the completed rows grouped by the swept keys other than chunk
+ * size (a point's series = point / the number of chunk sizes), one data block each. */
+static size_t plot_data(const struct sweep_result *res, FILE *f, size_t *first_row, size_t max)
+{
+	size_t per = sweep_opts.sweep[SWEEP_CHUNK].n ? sweep_opts.sweep[SWEEP_CHUNK].n : 1, n = 0, cur = (size_t)-1;
+	fprintf(f, "$data << EOD\n");
+	for (size_t i = 0; i < res->n_rows; i++) {
+		const struct sweep_row *r = &res->rows[i];
+		if (!r->completed)
+			continue;
+		if (r->point / per != cur) {
+			if (n == max)
+				break;
+			if (n)
+				fprintf(f, "\n\n");
+			cur = r->point / per;
+			first_row[n++] = i;
+		}
+		fprintf(f, "%.6f %llu %llu %.6f\n", (double)r->chunk_bytes / (double)(1u << 20),
+			(unsigned long long)r->m.total_time_ms, (unsigned long long)r->m.downtime_ms,
+			gib(r->m.ram_transferred));
+	}
+	fprintf(f, "EOD\n");
+	return n;
+}
+
+static void plot_panel(const struct sweep_result *res, FILE *f, const size_t *first, size_t n, int col,
+		       const char *ylabel)
+{
+	fprintf(f, "set ylabel '%s'\nplot ", ylabel);
+	for (size_t g = 0; g < n; g++) {
+		char pt[256];
+		size_t idx[SWEEP_AXES];
+		memcpy(idx, res->rows[first[g]].idx, sizeof idx);
+		struct sweep_values ax[SWEEP_AXES];
+		memcpy(ax, sweep_opts.sweep, sizeof ax);
+		ax[SWEEP_CHUNK].n = 0;   /* the series' name: the other swept keys */
+		sweep_point_text(ax, idx, pt, sizeof pt);
+		fprintf(f, "%s$data index %zu using 1:%d with linespoints title ", g ? ", " : "", g, col);
+		gp_string(f, pt[0] ? pt : "migbed (model)");
+	}
+	if (!n)   /* no completed row: an empty panel that says so */
+		fprintf(f, "-1 notitle");
+	fprintf(f, "\n");
+}
+
+#define PLOT_SERIES_MAX 16
+
+static void plot_script(const struct sweep_result *res, const char *out, bool svg, FILE *f)
+{
+	size_t first[PLOT_SERIES_MAX];
+	fprintf(f, "set terminal %s size %s\nset output ", svg ? "svg" : "png", svg ? "800,1000 dynamic" : "800,1000");
+	gp_string(f, out);
+	fprintf(f, "\n");
+	size_t n = plot_data(res, f, first, PLOT_SERIES_MAX);
+	if (!n)
+		fprintf(f, "set xrange [1:1024]\nset yrange [0:1]\nset label 1 'no completed row' at graph 0.5,0.5 center\n");
+	fprintf(f, "set multiplot layout 3,1 title 'migbed sweep (%s)'\nset logscale x 2\nset grid\n"
+		   "set key top left\nset xlabel 'chunk size (MiB)'\n", "model times are not yet calibrated: issue 14");
+	plot_panel(res, f, first, n, 2, "total time (ms)");
+	plot_panel(res, f, first, n, 3, "downtime (ms)");
+	plot_panel(res, f, first, n, 4, "transferred (GiB)");
+	fprintf(f, "unset multiplot\nset output\n");
+}
+
+/* Write the plot: gnuplot reads the script on stdin and writes PATH.tmp, renamed onto PATH
+ * when it exits 0. 0, or CLI_EXIT_USAGE after the message (nothing left behind). */
+static int write_plot(const struct sweep_result *res, const char *path)
+{
+	char tmp[1100];
+	int fds[2], status = 0, rc = 0;
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	if (pipe(fds))
+		return cli_usage_error("sweep: --plot: pipe: %s", strerror(errno));
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	char *args[] = { "gnuplot", NULL };
+	rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	if (rc) {
+		close(fds[1]);
+		return cli_usage_error("sweep: --plot: gnuplot: %s", strerror(rc));
+	}
+	FILE *f = fdopen(fds[1], "w");
+	void (*was)(int) = signal(SIGPIPE, SIG_IGN);   /* a gnuplot that stops reading: EPIPE, not death */
+	if (f) {
+		const char *ext = strrchr(path, '.');
+		plot_script(res, tmp, ext && !strcmp(ext, ".svg"), f);
+		fclose(f);
+	} else {
+		close(fds[1]);
+	}
+	signal(SIGPIPE, was);
+	if (waitpid(pid, &status, 0) < 0 || !f || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    rename(tmp, path) != 0) {
+		unlink(tmp);
+		return cli_usage_error("sweep: --plot %s: gnuplot failed (status %d)", path, status);
+	}
+	return 0;
+}
+
+/* ---- the command -------------------------------------------------------------------------- */
+
+static int report(const struct sweep_cli *s, const struct sweep_result *res, struct out_file *json,
+		  struct out_file *csv)
+{
+	struct diag d = { 0 };
+	/* the table on stdout, unless a file goes there (--json - or --csv -) */
+	FILE *tf = (json->f == stdout || csv->f == stdout) ? stderr : stdout;
+	print_table(res, tf);
+	fflush(tf);
+	if (json->f) {
+		print_json(s, res, json->f);
+		if (out_file_commit(json, &d))
+			return cli_usage_error("sweep: %s", d.msg);
+	}
+	if (csv->f) {
+		print_csv(res, csv->f);
+		if (out_file_commit(csv, &d))
+			return cli_usage_error("sweep: %s", d.msg);
+	}
+	if (sweep_opts.plot[0] && write_plot(res, sweep_opts.plot))
+		return CLI_EXIT_USAGE;
+	return res->n_pass == res->n_rows ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+/* The output files first (refused before any run), then the sweep, then the report. */
+static int sweep(struct sweep_cli *s)
+{
+	struct sweep_config sc = { .shard_k = sweep_opts.shard_k, .shard_n = sweep_opts.shard_n,
+				   .config = point_config, .config_arg = s };
+	struct sweep_result res = { 0 };
+	struct out_file json = { 0 }, csv = { 0 }, plot = { 0 };
+	struct diag d = { 0 };
+	int code = 0;
+	memcpy(sc.axes, sweep_opts.sweep, sizeof sc.axes);
+	if ((sweep_opts.json[0] && out_file_open(&json, sweep_opts.json, &d)) ||
+	    (sweep_opts.csv[0] && out_file_open(&csv, sweep_opts.csv, &d)) ||
+	    (sweep_opts.plot[0] && out_file_open(&plot, sweep_opts.plot, &d))) {
+		code = cli_usage_error("sweep: %s", d.msg);
+		goto out;
+	}
+	out_file_abort(&plot);   /* only checked: gnuplot writes it */
+	sc.progress = isatty(2) ? show_progress : NULL;
+	int rc = sweep_run(&sc, &res, &d);
+	if (sc.progress && res.n_rows)
+		fputc('\n', stderr);
+	if (rc)
+		code = cli_usage_error("sweep: %s", d.msg);
+	else
+		code = report(s, &res, &json, &csv);
+out:
+	out_file_abort(&json);
+	out_file_abort(&csv);
+	sweep_result_free(&res);
+	return code;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+	struct sweep_cli s = { 0 };
+	int rc = parse_args(&s, argc, argv);
+	if (rc == 0)
+		rc = sweep(&s);
+	else
+		rc = rc == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	free(s.run_argv);
+	free(s.point_argv);
+	return rc;
+}
