@@ -3,7 +3,7 @@
 #
 # Groups:  build  compiler-side libraries and test tools (make, make check)
 #          vm     the soft-RoCE VM lane: qemu, busybox, kernel tooling, rdma-core tools, perftest
-#          all    both
+#          all    both, and what some tests need beyond the build (gnuplot-nox: sweep --plot)
 #          fresh  scripts/fresh-machine.sh (debootstrap)
 # As root, missing packages are installed with apt-get (no recommends). Otherwise the exact
 # apt-get line is printed and the script exits 1. Exit 0 when everything is present.
@@ -12,6 +12,8 @@ BUILD_PKGS="gcc make pkg-config libibverbs-dev librdmacm-dev rdma-core ibverbs-p
             libzstd-dev libcmocka-dev bats lcov time procps jq"
 VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ibverbs-providers
          ibverbs-utils rdmacm-utils perftest"
+# what some tests need beyond the build: gnuplot for `migbed sweep --plot` (bats/sweep.bats)
+TEST_PKGS="gnuplot-nox"
 
 want=""
 [ $# -gt 0 ] || set -- build
@@ -19,7 +21,7 @@ for g in "$@"; do
   case "$g" in
     build) want="$want $BUILD_PKGS" ;;
     vm)    want="$want $VM_PKGS" ;;
-    all)   want="$want $BUILD_PKGS $VM_PKGS" ;;
+    all)   want="$want $BUILD_PKGS $VM_PKGS $TEST_PKGS" ;;
     fresh) want="$want debootstrap" ;;
     -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "deps.sh: unknown group '$g' (build, vm, all, fresh)" >&2; exit 2 ;;
