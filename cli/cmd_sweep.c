@@ -377,6 +377,8 @@ static void plot_script(const struct sweep_result *res, const char *out, bool sv
 		fprintf(f, "set xrange [1:1024]\nset yrange [0:1]\nset label 1 'no completed row' at graph 0.5,0.5 center\n");
 	fprintf(f, "set multiplot layout 3,1 title 'migbed sweep (%s)'\nset logscale x 2\nset grid\n"
 		   "set key top left\nset xlabel 'chunk size (MiB)'\n", "model times are not yet calibrated: issue 14");
+	if (n)   /* from 0, with room above the highest point (a point on the frame is hidden) */
+		fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n");
 	plot_panel(res, f, first, n, 2, "total time (ms)");
 	plot_panel(res, f, first, n, 3, "downtime (ms)");
 	plot_panel(res, f, first, n, 4, "transferred (GiB)");
