@@ -157,3 +157,30 @@ make_bundle() {
   run "$MIGBED" replay w.shrunk
   [ "$status" -eq 0 ]
 }
+
+# README 'From a QEMU log to a small reproducer': the whole loop on the chunk-mismatch logs the verbs
+# lane recorded from a real QEMU 7.2.
+@test "the whole loop: QEMU logs -> explain -> scenario -> failing run -> bundle -> shrink -> replay" {
+  L=$BATS_TEST_DIRNAME/data/qemu-logs
+  cp "$L/hw-chunk-mismatch-src.log" src.log
+  cp "$L/hw-chunk-mismatch-dst.log" dst.log
+  run "$MIGBED" explain src.log dst.log --scenario-out repro
+  [ "$status" -eq 0 ]
+  [[ "${lines[2]}" == "1. REMOTE_ACCESS_ERROR (score "*", src side): "* ]]
+  [ -s repro/REMOTE_ACCESS_ERROR.scn ]
+  run "$MIGBED" run repro/REMOTE_ACCESS_ERROR.scn
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "migbed: verdict=pass status=failed cause=REMOTE_ACCESS_ERROR side=src" ]
+  run "$MIGBED" run repro/REMOTE_ACCESS_ERROR.scn --expect completed --quiet --bundle field
+  [ "$status" -eq 1 ]
+  run "$MIGBED" shrink field --json
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.cause + " " + .side' <<<"$output")" = "REMOTE_ACCESS_ERROR src" ]
+  [ "$(jq '.before["guest-bytes"] / .after["guest-bytes"] >= 10' <<<"$output")" = true ]
+  [ "$(jq '.before["pages-dirtied"] / .after["pages-dirtied"] >= 10' <<<"$output")" = true ]
+  run grep -x 'dst-chunk-size = 1M' field.shrunk/scenario.scn
+  [ "$status" -eq 0 ]
+  run "$MIGBED" replay field.shrunk
+  [ "$status" -eq 0 ]
+  [[ "$output" == *": reproduced (model: the same outcome, event log and result byte for byte)" ]]
+}
