@@ -133,27 +133,48 @@ static int drain_cm(hca_ep *ep)
 		struct hca_cm_event ev;
 		int rc;
 
-		if (ring_reserve(&ep->cm, 1) != 0)
+		if (ring_reserve(&ep->cm, 1) != 0) {
+			ep->w->backend_quiet = false;
 			return 0;             /* stays queued in the backend */
+		}
 		if ((rc = ep->w->ops->poll_event(ep, &ev)) <= 0)
 			return rc;
 		SLOG(ep->w, ep->side, "cm_event", "type=%s status=%d", hca_cm_event_name(ev.type),
 		     ev.status);
 		for (int copies = hca_fault_cm(ep, &ev); copies > 0; copies--) {
-			if (ring_reserve(&ep->cm, 1) != 0)
+			if (ring_reserve(&ep->cm, 1) != 0) {
+				ep->w->backend_quiet = false;
 				return 0;
+			}
 			ring_push(&ep->cm, &ev);
 		}
 	}
+	ep->w->backend_quiet = false;     /* more than HCA_CM_DRAIN_MAX: the rest next time */
 	return 0;
 }
 
 /* Pull everything the backend has: CM events and send CQs first, then recv CQs (the
  * contract in hca_cq.h). 0 or the first backend error. */
+/* A kill that hca_fault_kill_due would carry out now. */
+static bool kill_due(const hca_world *w)
+{
+	uint64_t now = hca_now_ns(w);
+
+	for (const hca_ep *ep = w->eps; ep; ep = ep->next)
+		if (ep->setup && ep->kill_ns <= now)
+			return true;
+	return false;
+}
+
 int hca_cq_drain(hca_world *w)
 {
 	int err = 0;
 
+	/* the model changes only when called: nothing pushed since a drain that pulled all
+	 * (backend_quiet, hca_internal.h) and no kill due means this drain would do nothing */
+	if (w->backend_quiet && !kill_due(w))
+		return 0;
+	w->backend_quiet = w->kind == HCA_BACKEND_MODEL;   /* cleared by whatever comes next */
 	for (hca_ep *ep = w->eps; ep; ep = ep->next)
 		hca_fault_kill_due(ep);
 	for (hca_ep *ep = w->eps; ep; ep = ep->next) {
@@ -173,6 +194,8 @@ int hca_cq_drain(hca_world *w)
 			err = err ? err : rc;
 		}
 	}
+	if (err)
+		w->backend_quiet = false;
 	return err;
 }
 
