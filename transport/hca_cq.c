@@ -155,13 +155,15 @@ static int drain_cm(hca_ep *ep)
 
 /* Pull everything the backend has: CM events and send CQs first, then recv CQs (the
  * contract in hca_cq.h). 0 or the first backend error. */
-/* A kill that hca_fault_kill_due would carry out now. */
-static bool kill_due(const hca_world *w)
+/* Would a drain do anything even though the backend queued nothing: a kill that
+ * hca_fault_kill_due carries out now, or a full cm queue that drain_cm tries to grow (an
+ * allocation, which may fail: the same attempts as without the shortcut)? */
+static bool drain_needed(const hca_world *w)
 {
 	uint64_t now = hca_now_ns(w);
 
 	for (const hca_ep *ep = w->eps; ep; ep = ep->next)
-		if (ep->setup && ep->kill_ns <= now)
+		if ((ep->setup && ep->kill_ns <= now) || ring_room(&ep->cm) == 0)
 			return true;
 	return false;
 }
@@ -171,8 +173,8 @@ int hca_cq_drain(hca_world *w)
 	int err = 0;
 
 	/* the model changes only when called: nothing pushed since a drain that pulled all
-	 * (backend_quiet, hca_internal.h) and no kill due means this drain would do nothing */
-	if (w->backend_quiet && !kill_due(w))
+	 * (backend_quiet, hca_internal.h), and nothing else to do, means a drain does nothing */
+	if (w->backend_quiet && !drain_needed(w))
 		return 0;
 	w->backend_quiet = w->kind == HCA_BACKEND_MODEL;   /* cleared by whatever comes next */
 	for (hca_ep *ep = w->eps; ep; ep = ep->next)
