@@ -527,6 +527,27 @@ uint64_t mem_page_stamp(const mem *m, size_t b, uint64_t page)
 	return mem_stamp_of(m, blk, page);
 }
 
+void mem_page_stamps(const mem *m, size_t b, uint64_t first, uint64_t n, uint64_t *out)
+{
+	const struct mem_block *blk = mem_blk(m, b);
+	mem_assert_pages(blk, first, n);
+	if (m->repr != MEM_REPR_STAMP) {
+		for (uint64_t i = 0; i < n; i++)
+			out[i] = mem_stamp_of(m, blk, first + i);
+		return;
+	}
+	for (uint64_t i = 0; i < n;) {   /* a leaf at a time: untouched leaves are zeros */
+		uint64_t p = first + i;
+		uint64_t k = MEM_LEAF_PAGES - (p & (MEM_LEAF_PAGES - 1));
+		k = k < n - i ? k : n - i;
+		if (mem_leaf_used(blk, p))
+			memcpy(out + i, blk->stamps + p, (size_t)k * sizeof *out);
+		else
+			memset(out + i, 0, (size_t)k * sizeof *out);
+		i += k;
+	}
+}
+
 bool mem_pages_zero(const mem *m, size_t b, uint64_t first, uint64_t n)
 {
 	const struct mem_block *blk = mem_blk(m, b);

@@ -51,6 +51,8 @@ int mem_resolve(const mem *m, uint64_t addr, uint64_t len, size_t *b, uint64_t *
 /* A guest write to pages [first, first+n) of block b: each page gets a new stamp. */
 void mem_write_pages(mem *m, size_t b, uint64_t first, uint64_t n);
 uint64_t mem_page_stamp(const mem *m, size_t b, uint64_t page);
+/* The stamps of pages [first, first+n) of block b into out[0..n), as mem_page_stamp each. */
+void mem_page_stamps(const mem *m, size_t b, uint64_t first, uint64_t n, uint64_t *out);
 bool mem_pages_zero(const mem *m, size_t b, uint64_t first, uint64_t n);
 /* Make pages zero (applying a COMPRESS). */
 void mem_zero_pages(mem *m, size_t b, uint64_t first, uint64_t n);

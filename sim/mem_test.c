@@ -501,6 +501,26 @@ static void test_stamp_guest_1t_sparse(void **state)
 	mem_free(a);
 }
 
+/* A range of stamps at once is each page's stamp, across leaves, in both representations. */
+static void test_page_stamps_range(void **state)
+{
+	(void)state;
+	const struct mem_block_spec ram[] = { { "pc.ram", 2000 * PAGE } };
+	static const enum mem_repr reprs[] = { MEM_REPR_BYTES, MEM_REPR_STAMP };
+	static uint64_t got[2000];
+	for (int r = 0; r < 2; r++) {
+		mem *m = NULL;
+		assert_int_equal(mem_new(PAGE, 1, ram, reprs[r], SEED, &m), 0);
+		mem_write_pages(m, 0, 500, 30);
+		mem_write_pages(m, 0, 1999, 1);
+		mem_page_stamps(m, 0, 3, 1997, got);
+		for (uint64_t p = 3; p < 2000; p++)
+			assert_int_equal(got[p - 3], mem_page_stamp(m, 0, p));
+		assert_true(got[500 - 3] != 0 && got[1999 - 3] != 0 && got[0] == 0);
+		mem_free(m);
+	}
+}
+
 static void test_large_page_bytes_aligned(void **state)
 {
 	(void)state;
@@ -535,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_stamp_guest_8g_footprint),
 		cmocka_unit_test(test_large_page_bytes_aligned),
 		cmocka_unit_test(test_stamp_guest_1t_sparse),
+		cmocka_unit_test(test_page_stamps_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
