@@ -153,8 +153,6 @@ static int drain_cm(hca_ep *ep)
 	return 0;
 }
 
-/* Pull everything the backend has: CM events and send CQs first, then recv CQs (the
- * contract in hca_cq.h). 0 or the first backend error. */
 /* Would a drain do anything even though the backend queued nothing: a kill that
  * hca_fault_kill_due carries out now, or a full cm queue that drain_cm tries to grow (an
  * allocation, which may fail: the same attempts as without the shortcut)? */
@@ -180,6 +178,8 @@ int hca_cq_drain(hca_world *w)
 	return drain_all(w);
 }
 
+/* Pull everything the backend has: CM events and send CQs first, then recv CQs (the
+ * contract in hca_cq.h). 0 or the first backend error. */
 static int drain_all(hca_world *w)
 {
 	int err = 0;

@@ -249,9 +249,9 @@ static void test_control_buffer_out_of_memory(void **state)
 	}
 }
 
-/* The block digest is the page-by-page one of the wire contract (docs/protocol.md): each
- * page's 8-byte stamp in turn, whatever the batching; STAMP (sparse leaves, written and
- * untouched, a block not a multiple of the batch) and BYTES alike. */
+/* A STAMP block's digest (VERIFY, docs/protocol.md) is the page-by-page one: each page's
+ * 8-byte stamp in turn, whatever the batching (leaves written and untouched, a block that is
+ * not a multiple of the batch); a BYTES block is digested from its bytes, another way. */
 static void test_mem_digest_page_by_page(void **state)
 {
 	(void)state;
