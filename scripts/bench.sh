@@ -8,6 +8,14 @@
 #                 total-time (the reviewer's table has 45156/4492 = 10.1)
 #   shrink        migbed shrink of an 8 GiB, 60 s, 3-rule bundle: its time, and the replays of the
 #                 bundle and of the shrunk one side by side (the ratio; issue 13)
+#   model-scale   the model's cost against the guest's size (issue 14): the default workload at 1M
+#                 chunks on 8, 16, 32 and 64 GiB guests, BENCH_REPEAT (3) alternating rounds, the
+#                 medians; the doubling ratios time(2G)/time(G) of CPU and wall time (target <= 2.0)
+#                 and each size's peak RSS
+#   sweep-8g      the 8 GiB chunk-size sweep: 5 `migbed run`s (1M, 32M, 64M, 128M, 1G), alternating
+#                 rounds, the sum of the medians (target < 2 s)
+#   model-1t      a 1 TiB guest at 1M chunks, one block and 16 x 64 GiB blocks (a written trace):
+#                 wall and CPU time, peak RSS (targets < 60 s, < 4 GiB)
 #   verbs-wire    (in the soft-RoCE VM) migbed's RDMA WRITE throughput in a migration vs
 #                 ib_write_bw on the same devices and message size: the ratio (issue 4)
 # BENCH_ONLY=name runs one of them.
@@ -74,6 +82,76 @@ if [ -z "$only" ] || [ "$only" = shrink ]; then
   ratio=$(awk -v a="$before_s" -v b="$after_s" 'BEGIN{printf "%.1f", (b>0)?a/b:0}')
   log "shrink-8g: shrink ${shrink_s} s; replay before ${before_s} s, after ${after_s} s: ${ratio}x faster (see shrink.json)"
   json+=("\"shrink-8g\":{\"shrink-s\":$shrink_s,\"replay-before-s\":$before_s,\"replay-after-s\":$after_s,\"ratio\":$ratio}")
+fi
+
+# One run of a command, appended to $TMP/m.NAME as "wall-s cpu-s peak-rss-kib" (cpu = user + sys).
+run_once() {  # run_once NAME cmd...
+  local name=$1; shift
+  /usr/bin/time -f '%e %U %S %M' -o "$TMP/time" "$@" >"$TMP/out" 2>&1 || { cat "$TMP/out"; return 1; }
+  awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$TMP/time" >>"$TMP/m.$name"
+}
+# The median of column COL of $TMP/m.NAME (peak RSS: the largest).
+med() {  # med NAME COL
+  if [ "$2" = 3 ]; then sort -n -k3 "$TMP/m.$1" | tail -1 | cut -d' ' -f3; return; fi
+  cut -d' ' -f"$2" "$TMP/m.$1" | sort -g |
+    awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (a > 0) ? b / a : 0}'; }
+repeat=${BENCH_REPEAT:-3}
+
+if [ -z "$only" ] || [ "$only" = model-scale ]; then
+  sizes=(8 16 32 64)
+  for ((r = 0; r < repeat; r++)); do
+    for g in "${sizes[@]}"; do
+      run_once "g$g" "$M" run --guest "${g}G" --chunk-size 1M --quiet || exit 1
+    done
+  done
+  rows=()
+  for g in "${sizes[@]}"; do
+    log "model-scale: ${g} GiB guest, 1M chunks: wall $(med "g$g" 1) s, cpu $(med "g$g" 2) s, peak RSS $(($(med "g$g" 3) / 1024)) MiB (median of $repeat)"
+    rows+=("\"${g}G\":{\"wall-s\":$(med "g$g" 1),\"cpu-s\":$(med "g$g" 2),\"peak-rss-kib\":$(med "g$g" 3)}")
+  done
+  for ((i = 0; i + 1 < ${#sizes[@]}; i++)); do
+    a=${sizes[i]} b=${sizes[i + 1]}
+    rc=$(ratio "$(med "g$a" 2)" "$(med "g$b" 2)") rw=$(ratio "$(med "g$a" 1)" "$(med "g$b" 1)")
+    log "model-scale: doubling ${a} -> ${b} GiB: cpu ratio $rc, wall ratio $rw (target <= 2.0)"
+    rows+=("\"ratio-${a}G-${b}G\":{\"cpu\":$rc,\"wall\":$rw}")
+  done
+  json+=("\"model-scale\":{$(IFS=,; echo "${rows[*]}")}")
+fi
+
+if [ -z "$only" ] || [ "$only" = sweep-8g ]; then
+  sweep=(1M 32M 64M 128M 1G)
+  for ((r = 0; r < repeat; r++)); do
+    for cs in "${sweep[@]}"; do
+      run_once "s$cs" "$M" run --guest 8G --chunk-size "$cs" --quiet || exit 1
+    done
+  done
+  wall=0 cpu=0 rows=()
+  for cs in "${sweep[@]}"; do
+    wall=$(awk -v a="$wall" -v b="$(med "s$cs" 1)" 'BEGIN{print a + b}')
+    cpu=$(awk -v a="$cpu" -v b="$(med "s$cs" 2)" 'BEGIN{print a + b}')
+    rows+=("\"$cs\":{\"wall-s\":$(med "s$cs" 1),\"cpu-s\":$(med "s$cs" 2),\"peak-rss-kib\":$(med "s$cs" 3)}")
+  done
+  log "sweep-8g: 8 GiB guest, chunk sizes ${sweep[*]}: total wall $wall s, cpu $cpu s (target < 2 s; median of $repeat each)"
+  json+=("\"sweep-8g\":{\"total-wall-s\":$wall,\"total-cpu-s\":$cpu,$(IFS=,; echo "${rows[*]}")}")
+fi
+
+if [ -z "$only" ] || [ "$only" = model-1t ]; then
+  # 16 blocks of 64 GiB; 200 epochs of 10 ms, each writing 1 MiB of one block in turn
+  awk 'BEGIN { print "migbed-trace 1"; print "page-size 4K"
+    for (b = 0; b < 16; b++) printf "block ram%d 64G\n", b
+    print "duration 2s"
+    for (e = 0; e < 200; e++) printf "epoch %dms\nram%d %d-%d\n", e * 10, e % 16, e * 256, e * 256 + 255 }' \
+    >"$TMP/16x64g.trace"
+  run_once t1 "$M" run --guest 1T --chunk-size 1M --quiet || exit 1
+  run_once t16 "$M" run --trace "$TMP/16x64g.trace" --chunk-size 1M --quiet || exit 1
+  for t in t1 t16; do
+    what="one 1 TiB block"
+    if [ "$t" = t16 ]; then what="16 x 64 GiB blocks"; fi
+    log "model-1t: $what, 1M chunks: wall $(med $t 1) s, cpu $(med $t 2) s, peak RSS $(($(med $t 3) / 1024)) MiB (targets < 60 s, < 4096 MiB)"
+    json+=("\"model-1t-$t\":{\"wall-s\":$(med $t 1),\"cpu-s\":$(med $t 2),\"peak-rss-kib\":$(med $t 3)}")
+  done
 fi
 
 if [ -z "$only" ] || [ "$only" = verbs-wire ]; then

@@ -16,7 +16,13 @@
  * may now write into it behind the model's back) the block is *exposed* and every page is
  * checked by its bytes.
  *
- * STAMP. One uint64 per page. Block addresses are synthetic: each STAMP memory owns one of
+ * STAMP. One uint64 per page, in an array the kernel allocates lazily (calloc of a large size
+ * maps zero-fill pages), and a bit per leaf of MEM_LEAF_PAGES stamps (one 4 KiB page of the
+ * array) set once a non-zero stamp was stored in it. A clear bit means all stamps of the
+ * leaf are 0, and the leaf is never read nor written: reading a never-written page's stamp
+ * (mem_pages_zero, mem_compare, the digest) would allocate that part of the array too, so
+ * the model's memory follows the pages the guest wrote, not the guest's size (a 1 TiB guest
+ * has 2 GiB of stamps, nearly all zero). Block addresses are synthetic: each STAMP memory owns one of
  * MEM_SYNTH_SLOTS regions of 16 TiB at MEM_SYNTH_BASE (top byte 0x5a: a non-canonical
  * address, so an accidental dereference faults at once and no real pointer can alias it).
  * The lowest free region is taken, so a run that frees its memories before the next one
@@ -43,6 +49,8 @@
 #define MEM_SYNTH_SLOTS      4096u              /* 4096 * 16 TiB = 2^56: top byte stays 0x5a */
 #define MEM_SYNTH_GAP_BYTES  (1ull << 30)
 #define MEM_GOLDEN           0x9e3779b97f4a7c15ull
+#define MEM_LEAF_SHIFT       9u                 /* 512 stamps: 4 KiB of the stamp array */
+#define MEM_LEAF_PAGES       (1ull << MEM_LEAF_SHIFT)
 
 struct mem_block {
 	char *name;
@@ -51,7 +59,8 @@ struct mem_block {
 	uint64_t addr;
 	uint8_t *bytes;          /* BYTES: page-aligned start inside the mapping */
 	uint64_t *maybe_nonzero; /* BYTES: one bit per page */
-	uint64_t *stamps;        /* STAMP: one per page */
+	uint64_t *stamps;        /* STAMP: one per page (a leaf whose bit is clear: all 0, untouched) */
+	uint64_t *leaf_used;     /* STAMP: one bit per MEM_LEAF_PAGES pages: a stamp there may be != 0 */
 	bool exposed;            /* BYTES: real address handed out (see top comment) */
 };
 
@@ -191,11 +200,18 @@ static bool mem_maybe_nonzero(const struct mem_block *blk, uint64_t page)
 	return blk->exposed || mem_bit(blk, page);
 }
 
+/* STAMP: may a stamp of the leaf holding page be non-zero? (else: untouched, all 0) */
+static bool mem_leaf_used(const struct mem_block *blk, uint64_t page)
+{
+	uint64_t leaf = page >> MEM_LEAF_SHIFT;
+	return (blk->leaf_used[leaf / 64] >> (leaf % 64)) & 1u;
+}
+
 /* The stamp of one page, either representation. */
 static uint64_t mem_stamp_of(const mem *m, const struct mem_block *blk, uint64_t page)
 {
 	if (m->repr == MEM_REPR_STAMP)
-		return blk->stamps[page];
+		return mem_leaf_used(blk, page) ? blk->stamps[page] : 0;
 	if (!mem_maybe_nonzero(blk, page))
 		return 0;
 	return mem_derive(mem_page_bytes(m, blk, page), m->page_size);
@@ -205,6 +221,12 @@ static uint64_t mem_stamp_of(const mem *m, const struct mem_block *blk, uint64_t
 static void mem_store_stamp(mem *m, struct mem_block *blk, uint64_t page, uint64_t stamp)
 {
 	if (m->repr == MEM_REPR_STAMP) {
+		uint64_t leaf = page >> MEM_LEAF_SHIFT;
+		if (!mem_leaf_used(blk, page)) {
+			if (stamp == 0)
+				return;           /* a zero over an untouched leaf: nothing to write */
+			blk->leaf_used[leaf / 64] |= 1ull << (leaf % 64);
+		}
 		blk->stamps[page] = stamp;
 		return;
 	}
@@ -339,8 +361,10 @@ static int mem_block_init(mem *m, struct mem_block *blk, const struct mem_block_
 	if (blk->n_pages > SIZE_MAX / sizeof(uint64_t))
 		return -ENOMEM;
 	if (m->repr == MEM_REPR_STAMP) {
+		size_t leaves = (size_t)((blk->n_pages + MEM_LEAF_PAGES - 1) >> MEM_LEAF_SHIFT);
 		blk->stamps = calloc((size_t)blk->n_pages, sizeof(uint64_t));
-		if (blk->stamps == NULL)
+		blk->leaf_used = calloc((leaves + 63) / 64, sizeof(uint64_t));
+		if (blk->stamps == NULL || blk->leaf_used == NULL)
 			return -ENOMEM;
 		m->footprint_bytes += blk->n_pages * sizeof(uint64_t);
 		return 0;
@@ -405,6 +429,7 @@ void mem_free(mem *m)
 		mem_unmap_block(blk);
 		free(blk->maybe_nonzero);
 		free(blk->stamps);
+		free(blk->leaf_used);
 		free(blk->name);
 	}
 	if (m->synth_slot >= 0)
@@ -502,13 +527,36 @@ uint64_t mem_page_stamp(const mem *m, size_t b, uint64_t page)
 	return mem_stamp_of(m, blk, page);
 }
 
+void mem_page_stamps(const mem *m, size_t b, uint64_t first, uint64_t n, uint64_t *out)
+{
+	const struct mem_block *blk = mem_blk(m, b);
+	mem_assert_pages(blk, first, n);
+	if (m->repr != MEM_REPR_STAMP) {
+		for (uint64_t i = 0; i < n; i++)
+			out[i] = mem_stamp_of(m, blk, first + i);
+		return;
+	}
+	for (uint64_t i = 0; i < n;) {   /* a leaf at a time: untouched leaves are zeros */
+		uint64_t p = first + i;
+		uint64_t k = MEM_LEAF_PAGES - (p & (MEM_LEAF_PAGES - 1));
+		k = k < n - i ? k : n - i;
+		if (mem_leaf_used(blk, p))
+			memcpy(out + i, blk->stamps + p, (size_t)k * sizeof *out);
+		else
+			memset(out + i, 0, (size_t)k * sizeof *out);
+		i += k;
+	}
+}
+
 bool mem_pages_zero(const mem *m, size_t b, uint64_t first, uint64_t n)
 {
 	const struct mem_block *blk = mem_blk(m, b);
 	mem_assert_pages(blk, first, n);
 	for (uint64_t p = first; p < first + n; p++) {
 		if (m->repr == MEM_REPR_STAMP) {
-			if (blk->stamps[p] != 0)
+			if (!mem_leaf_used(blk, p))
+				p |= MEM_LEAF_PAGES - 1;   /* the rest of the leaf is 0 too */
+			else if (blk->stamps[p] != 0)
 				return false;
 		} else if (!blk->exposed && blk->maybe_nonzero[p / 64] == 0 && p % 64 == 0) {
 			p += 63; /* 64 pages known zero */
@@ -524,8 +572,12 @@ void mem_zero_pages(mem *m, size_t b, uint64_t first, uint64_t n)
 {
 	struct mem_block *blk = mem_blk(m, b);
 	mem_assert_pages(blk, first, n);
-	for (uint64_t p = first; p < first + n; p++)
-		mem_store_stamp(m, blk, p, 0);
+	for (uint64_t p = first; p < first + n; p++) {
+		if (m->repr == MEM_REPR_STAMP && !mem_leaf_used(blk, p))
+			p |= MEM_LEAF_PAGES - 1;   /* an untouched leaf is all 0 already */
+		else
+			mem_store_stamp(m, blk, p, 0);
+	}
 }
 
 void mem_fill_pages(mem *m, size_t b, uint64_t first, uint64_t n, uint8_t ch)
@@ -561,13 +613,18 @@ static int mem_copy_check(const mem *src, size_t sb, uint64_t soff, const mem *d
 	return 0;
 }
 
-/* Across representations (so never a memory onto itself): page by page through stamps. */
+/* Page by page through stamps (at least one side STAMP). Within one memory the ranges may
+ * overlap: copied backwards when the destination lies after the source, as memmove. */
 static void mem_copy_stamps(const mem *src, size_t sb, uint64_t sp, mem *dst, size_t db,
 			    uint64_t dp, uint64_t n)
 {
 	const struct mem_block *sblk = &src->blocks[sb];
 	struct mem_block *dblk = &dst->blocks[db];
-	assert(src->repr != dst->repr);
+	if (sblk == dblk && dp > sp) {
+		for (uint64_t i = n; i > 0; i--)
+			mem_store_stamp(dst, dblk, dp + i - 1, mem_stamp_of(src, sblk, sp + i - 1));
+		return;
+	}
 	for (uint64_t i = 0; i < n; i++)
 		mem_store_stamp(dst, dblk, dp + i, mem_stamp_of(src, sblk, sp + i));
 }
@@ -584,11 +641,6 @@ int mem_copy(const mem *src, size_t sb, uint64_t soff, mem *dst, size_t db, uint
 		memmove(dblk->bytes + doff, src->blocks[sb].bytes + soff, (size_t)len);
 		for (uint64_t p = doff / ps; p <= (doff + len - 1) / ps; p++)
 			mem_bit_set(dblk, p, true);
-		return 0;
-	}
-	if (src->repr == MEM_REPR_STAMP && dst->repr == MEM_REPR_STAMP) {
-		memmove(dst->blocks[db].stamps + doff / ps, src->blocks[sb].stamps + soff / ps,
-		       (size_t)(len / ps) * sizeof(uint64_t));
 		return 0;
 	}
 	mem_copy_stamps(src, sb, soff / ps, dst, db, doff / ps, len / ps);
@@ -626,8 +678,13 @@ int mem_compare(const mem *a, const mem *b, size_t *bad_block, uint64_t *bad_pag
 {
 	if (a == NULL || b == NULL || !mem_same_layout(a, b))
 		return -EINVAL;
+	bool stamps = a->repr == MEM_REPR_STAMP && b->repr == MEM_REPR_STAMP;
 	for (size_t i = 0; i < a->n_blocks; i++) {
 		for (uint64_t p = 0; p < a->blocks[i].n_pages; p++) {
+			if (stamps && !mem_leaf_used(&a->blocks[i], p) && !mem_leaf_used(&b->blocks[i], p)) {
+				p |= MEM_LEAF_PAGES - 1;   /* both leaves untouched: all 0 */
+				continue;
+			}
 			if (mem_page_equal(a, b, i, p))
 				continue;
 			if (bad_block != NULL)

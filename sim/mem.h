@@ -8,7 +8,9 @@
  *   MEM_REPR_BYTES  real page bytes (mmap'd, page aligned, lazily zero). A page's bytes are
  *                   its stamp expanded by splitmix64: the first 8 bytes are the stamp
  *                   (little endian). Needed for real RDMA. Addresses are real pointers.
- *   MEM_REPR_STAMP  one uint64 per page (an 8 GiB guest with 4 KiB pages: 16 MiB). Block
+ *   MEM_REPR_STAMP  one uint64 per page (an 8 GiB guest with 4 KiB pages: 16 MiB reserved),
+ *                   allocated only where a non-zero stamp was stored: the memory used follows
+ *                   the pages written, not the guest's size (a 1 TiB guest fits). Block
  *                   addresses are synthetic (never dereferenced); data moves by mem_copy.
  * Zero pages are cheap to detect in both (STAMP: stamp 0; BYTES: a written-bitmap plus a
  * byte check only for pages that were ever written or copied into). */
@@ -49,6 +51,8 @@ int mem_resolve(const mem *m, uint64_t addr, uint64_t len, size_t *b, uint64_t *
 /* A guest write to pages [first, first+n) of block b: each page gets a new stamp. */
 void mem_write_pages(mem *m, size_t b, uint64_t first, uint64_t n);
 uint64_t mem_page_stamp(const mem *m, size_t b, uint64_t page);
+/* The stamps of pages [first, first+n) of block b into out[0..n), as mem_page_stamp each. */
+void mem_page_stamps(const mem *m, size_t b, uint64_t first, uint64_t n, uint64_t *out);
 bool mem_pages_zero(const mem *m, size_t b, uint64_t first, uint64_t n);
 /* Make pages zero (applying a COMPRESS). */
 void mem_zero_pages(mem *m, size_t b, uint64_t first, uint64_t n);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include "sim/mem.h"
 
 #define PAGE 4096u
@@ -457,6 +459,68 @@ static void test_stamp_guest_8g_footprint(void **state)
 	mem_free(m);
 }
 
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	return ru.ru_maxrss;
+}
+
+/* A 1 TiB STAMP guest: the model's memory follows the pages written, not the guest's size
+ * (2 GiB of stamps would be touched by whole-guest zero checks, zeroing and comparing). */
+static void test_stamp_guest_1t_sparse(void **state)
+{
+	(void)state;
+	const struct mem_block_spec ram[] = { { "pc.ram", 1ull << 40 } };
+	uint64_t pages = (1ull << 40) / PAGE, gib = (1ull << 30) / PAGE;
+	mem *a = NULL, *b = NULL;
+	long before = max_rss_kib();
+	assert_int_equal(mem_new(PAGE, 1, ram, MEM_REPR_STAMP, SEED, &a), 0);
+	assert_int_equal(mem_new(PAGE, 1, ram, MEM_REPR_STAMP, SEED, &b), 0);
+	assert_true(mem_pages_zero(a, 0, 0, pages));
+	mem_write_pages(a, 0, pages - 1, 1);                   /* the last page of the last leaf */
+	mem_write_pages(a, 0, 513, 2);                         /* a leaf boundary is at 512 */
+	assert_false(mem_pages_zero(a, 0, 0, pages));
+	assert_true(mem_pages_zero(a, 0, 0, 513));
+	assert_true(mem_pages_zero(a, 0, 515, pages - 516));
+	for (uint64_t g = 0; g < pages; g += gib)              /* COMPRESS of the whole guest */
+		mem_zero_pages(b, 0, g, gib);
+	size_t bb = 9;
+	uint64_t bp = 0;
+	assert_int_equal(mem_compare(a, b, &bb, &bp), 1);
+	assert_int_equal(bb, 0);
+	assert_int_equal(bp, 513);
+	assert_int_equal(mem_copy(a, 0, 0, b, 0, 0, 1024 * PAGE), 0);
+	assert_int_equal(mem_copy(a, 0, (pages - 1) * PAGE, b, 0, (pages - 1) * PAGE, PAGE), 0);
+	assert_int_equal(mem_compare(a, b, NULL, NULL), 0);
+	mem_zero_pages(b, 0, 0, pages - 1);                    /* zeroes used leaves, skips the rest */
+	assert_int_equal(mem_page_stamp(b, 0, 514), 0);
+	assert_int_equal(mem_page_stamp(b, 0, pages - 1), mem_page_stamp(a, 0, pages - 1));
+	assert_true(max_rss_kib() - before < 64 * 1024);
+	mem_free(b);
+	mem_free(a);
+}
+
+/* A range of stamps at once is each page's stamp, across leaves, in both representations. */
+static void test_page_stamps_range(void **state)
+{
+	(void)state;
+	const struct mem_block_spec ram[] = { { "pc.ram", 2000 * PAGE } };
+	static const enum mem_repr reprs[] = { MEM_REPR_BYTES, MEM_REPR_STAMP };
+	static uint64_t got[2000];
+	for (int r = 0; r < 2; r++) {
+		mem *m = NULL;
+		assert_int_equal(mem_new(PAGE, 1, ram, reprs[r], SEED, &m), 0);
+		mem_write_pages(m, 0, 500, 30);
+		mem_write_pages(m, 0, 1999, 1);
+		mem_page_stamps(m, 0, 3, 1997, got);
+		for (uint64_t p = 3; p < 2000; p++)
+			assert_int_equal(got[p - 3], mem_page_stamp(m, 0, p));
+		assert_true(got[500 - 3] != 0 && got[1999 - 3] != 0 && got[0] == 0);
+		mem_free(m);
+	}
+}
+
 static void test_large_page_bytes_aligned(void **state)
 {
 	(void)state;
@@ -490,6 +554,8 @@ int main(void)
 		cmocka_unit_test(test_corrupted_bytes_page_reported),
 		cmocka_unit_test(test_stamp_guest_8g_footprint),
 		cmocka_unit_test(test_large_page_bytes_aligned),
+		cmocka_unit_test(test_stamp_guest_1t_sparse),
+		cmocka_unit_test(test_page_stamps_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

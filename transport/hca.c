@@ -86,6 +86,7 @@ hca_world *hca_listener_world(hca_listener *l) { return l->w; }
 void *hca_ep_priv(hca_ep *ep) { return ep->priv; }
 void hca_ep_set_priv(hca_ep *ep, void *p) { ep->priv = p; }
 hca_world *hca_ep_world(hca_ep *ep) { return ep->w; }
+void hca_world_backend_changed(hca_world *w) { w->backend_quiet = false; }
 struct mem *hca_ep_guest(hca_ep *ep) { return ep->guest; }
 void *hca_mr_priv(hca_mr *mr) { return mr->priv; }
 void hca_mr_set_priv(hca_mr *mr, void *p) { mr->priv = p; }
@@ -262,6 +263,7 @@ static void ep_link(hca_ep *ep)
 	*pp = ep;
 	ep->next = NULL;
 	ep->w->n_eps++;
+	ep->w->backend_quiet = false;
 }
 
 static void ep_unlink(hca_ep *ep)
@@ -270,6 +272,7 @@ static void ep_unlink(hca_ep *ep)
 		if (*pp == ep) {
 			*pp = ep->next;
 			ep->next = NULL;
+			ep->w->backend_quiet = false;
 			assert(ep->w->n_eps > 0);
 			ep->w->n_eps--;
 			return;
@@ -352,6 +355,7 @@ out:
 	}
 	ep->caps = granted;    /* the queue depths the front end enforces: what the device granted */
 	ep->setup = true;
+	ep->w->backend_quiet = false;
 	return 0;
 }
 
@@ -532,6 +536,7 @@ static int connect_check(void *arg)
 		int rc;
 
 		ring_pop(q, &ev);
+		cw->ep->w->backend_quiet = false;   /* room in the cm queue: a drain may pull more */
 		rc = connect_event_rc(&ev);
 		if (rc > 0 && cw->reply)
 			*cw->reply = ev;
@@ -599,6 +604,7 @@ int hca_ep_poll_event(hca_ep *ep, struct hca_cm_event *ev)
 	if (ring_len(&ep->cm) == 0)
 		return rc < 0 ? rc : 0;   /* queued events first; then a broken CM channel */
 	ring_pop(&ep->cm, ev);
+	ep->w->backend_quiet = false;         /* room in the cm queue: a drain may pull more */
 	return 1;
 }
 

@@ -100,6 +100,9 @@ void hca_mr_set_priv(hca_mr *mr, void *p);
 hca_ep *hca_mr_ep(hca_mr *mr);
 /* Set by the backend in reg_mr. */
 void hca_mr_set_keys(hca_mr *mr, uint32_t lkey, uint32_t rkey);
+/* A backend that reports completions and CM events synchronously (the model) calls this
+ * whenever it queues one: the front end's next drain must then look. */
+void hca_world_backend_changed(hca_world *w);
 /* Iterate the world's endpoints (for verbs peer matching): NULL-terminated. */
 hca_ep *hca_world_ep_next(hca_world *w, hca_ep *prev);
 

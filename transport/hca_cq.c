@@ -133,27 +133,58 @@ static int drain_cm(hca_ep *ep)
 		struct hca_cm_event ev;
 		int rc;
 
-		if (ring_reserve(&ep->cm, 1) != 0)
+		if (ring_reserve(&ep->cm, 1) != 0) {
+			ep->w->backend_quiet = false;
 			return 0;             /* stays queued in the backend */
+		}
 		if ((rc = ep->w->ops->poll_event(ep, &ev)) <= 0)
 			return rc;
 		SLOG(ep->w, ep->side, "cm_event", "type=%s status=%d", hca_cm_event_name(ev.type),
 		     ev.status);
 		for (int copies = hca_fault_cm(ep, &ev); copies > 0; copies--) {
-			if (ring_reserve(&ep->cm, 1) != 0)
+			if (ring_reserve(&ep->cm, 1) != 0) {
+				ep->w->backend_quiet = false;
 				return 0;
+			}
 			ring_push(&ep->cm, &ev);
 		}
 	}
+	ep->w->backend_quiet = false;     /* more than HCA_CM_DRAIN_MAX: the rest next time */
 	return 0;
+}
+
+/* Would a drain do anything even though the backend queued nothing: a kill that
+ * hca_fault_kill_due carries out now, or a full cm queue that drain_cm tries to grow (an
+ * allocation, which may fail: the same attempts as without the shortcut)? */
+static bool drain_needed(const hca_world *w)
+{
+	uint64_t now = hca_now_ns(w);
+
+	for (const hca_ep *ep = w->eps; ep; ep = ep->next)
+		if ((ep->setup && ep->kill_ns <= now) || ring_room(&ep->cm) == 0)
+			return true;
+	return false;
+}
+
+static int drain_all(hca_world *w) __attribute__((noinline));
+
+int hca_cq_drain(hca_world *w)
+{
+	/* the model changes only when called: nothing pushed since a drain that pulled all
+	 * (backend_quiet, hca_internal.h), and nothing else to do, means a drain does nothing
+	 * (the common case, twice per page sent: kept apart from the drain's own frame) */
+	if (w->backend_quiet && !drain_needed(w))
+		return 0;
+	return drain_all(w);
 }
 
 /* Pull everything the backend has: CM events and send CQs first, then recv CQs (the
  * contract in hca_cq.h). 0 or the first backend error. */
-int hca_cq_drain(hca_world *w)
+static int drain_all(hca_world *w)
 {
 	int err = 0;
 
+	w->backend_quiet = w->kind == HCA_BACKEND_MODEL;   /* cleared by whatever comes next */
 	for (hca_ep *ep = w->eps; ep; ep = ep->next)
 		hca_fault_kill_due(ep);
 	for (hca_ep *ep = w->eps; ep; ep = ep->next) {
@@ -173,6 +204,8 @@ int hca_cq_drain(hca_world *w)
 			err = err ? err : rc;
 		}
 	}
+	if (err)
+		w->backend_quiet = false;
 	return err;
 }
 

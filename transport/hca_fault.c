@@ -217,6 +217,7 @@ static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
 		ps.status = HCA_WC_WR_FLUSH_ERR;          /* as the QP in error would */
 	ps.done_ns = ps.status == HCA_WC_SUCCESS ? hca_cq_charge_link(ep, wr->length) : hca_now_ns(ep->w);
 	ring_push(&ep->sends, &ps);   /* the caller checked send_outstanding < max_send_wr */
+	ep->w->backend_quiet = false; /* a fake entry completes at the next drain */
 	ep->send_outstanding++;
 	hca_cq_log_post_send(ep, wr);
 	if (status != HCA_WC_SUCCESS)

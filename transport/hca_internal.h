@@ -60,6 +60,11 @@ struct hca_world {
 	uint64_t n_eps, n_listeners, n_mrs;
 	uint64_t memlock[VOCAB_SIDE_COUNT]; /* model: per-side pinning limits, 0 = none */
 	struct hca_fault_hook faults; /* check NULL: no faults, no counting */
+	/* model only: the last drain left nothing behind and nothing has changed since (no raw
+	 * completion or CM event pushed by the backend, no endpoint added, set up or removed, no
+	 * fake send entered, no CM event taken): a drain now would find nothing to pull, so
+	 * hca_cq_drain skips it (a due kill, which depends on time, is checked each time) */
+	bool backend_quiet;
 };
 
 struct hca_listener {

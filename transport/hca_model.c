@@ -148,6 +148,7 @@ static void push_event(struct model_ep *me, int type, int status, const void *pd
 	if (len)
 		memcpy(ev.pdata, pdata, len);
 	ring_push(&me->cm, &ev);
+	hca_world_backend_changed(hca_ep_world(me->front));
 }
 
 /* ---- MR table ----------------------------------------------------------------------------- */
@@ -266,6 +267,7 @@ static void complete_send(struct model_ep *me, const struct hca_send_wr *wr, int
 	if (status == HCA_WC_LOC_QP_OP_ERR)
 		wc.vendor_err = MODEL_VENDOR_ERR_COPY;
 	ring_push(&me->cq[HCA_CQ_SEND], &wc);
+	hca_world_backend_changed(hca_ep_world(me->front));
 }
 
 static void complete_recv(struct model_ep *me, const struct model_recv *r, int status,
@@ -277,6 +279,7 @@ static void complete_recv(struct model_ep *me, const struct model_recv *r, int s
 	if (status == HCA_WC_LOC_QP_OP_ERR)
 		wc.vendor_err = MODEL_VENDOR_ERR_COPY;
 	ring_push(&me->cq[HCA_CQ_RECV], &wc);
+	hca_world_backend_changed(hca_ep_world(me->front));
 }
 
 static void resume_parked(struct model_ep *me);
