@@ -319,7 +319,7 @@ struct repro {
 	char path[PATH_MAX];
 	int impl_side;             /* the side given qemu-7.2; -1 none */
 	int log72_side;            /* the side whose log has QEMU 7.2's observed lines; -1 none */
-	char result[160];          /* --run: what the reproduction gave */
+	char result[224];          /* --run: what the reproduction gave (a 63-byte cause name and the longest note fit) */
 	bool same;
 };
 

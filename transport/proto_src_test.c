@@ -60,6 +60,7 @@ struct cfg {
 	size_t n_src_blocks, n_dst_blocks;
 	bool no_dst;               /* the test brings its own destination */
 	enum proto_impl src_impl;  /* the peer the source plays (transport/profile.h) */
+	uint64_t src_deadline_ns;  /* the source's whole-migration deadline (0: the default) */
 };
 
 struct rig {
@@ -113,6 +114,8 @@ static void rig_open(struct rig *r, const struct cfg *c)
 		assert_int_equal(hca_world_add_progress(r->w, proto_dst_progress, r->d), 0);
 	}
 	opts_of(&o, c->src_shift, c->src_pin_all, c);
+	if (c->src_deadline_ns)
+		o.deadline_ns = c->src_deadline_ns;
 	assert_int_equal(proto_src_new(r->w, r->ms, &o, &r->s), 0);
 }
 
@@ -743,6 +746,39 @@ static void test_ram_blocks_length_mismatch(void **state)
 	assert_int_equal(proto_src_reg_start(r.s), 0);
 	assert_cause(r.s, proto_src_reg_stop(r.s, true), CAUSE_RAM_BLOCK_LENGTH_MISMATCH,
 		     "Block pc.ram/0 has a different length 16777216 vs 33554432");
+	rig_close(&r, PROTO_DST_RUNNING);
+}
+
+/* ---- hostile destinations (issue 16) -------------------------------------------------------- */
+
+/* A destination that grants each READY just within the single wait (9 s of a 10 s bound)
+ * kept the source migrating forever; the whole migration's deadline (o.deadline_ns, from the
+ * connect on) cuts the wait it falls in: TIMEOUT naming the deadline. */
+static void test_trickling_destination_meets_the_deadline(void **state)
+{
+	(void)state;
+	struct cfg c;
+	struct rig r;
+	cfg_defaults(&c);
+	c.src_deadline_ns = 30ull * 1000 * 1000 * 1000;
+	rig_open(&r, &c);
+	rig_start(&r);
+	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
+	put_flags(&r, STREAM_FLAG_EOS);
+	assert_int_equal(proto_src_flush(r.s), 0);
+	add_fault(&r, "msg.ready@dst -> delay(9s)");
+	int rc = 0, flushed = 0;
+	for (int i = 0; i < 20 && rc == 0; i++) {   /* 180 s of trickling, were it allowed */
+		uint8_t part = STREAM_RAM_PART;
+		assert_int_equal(proto_src_put(r.s, &part, 1), 0);
+		put_flags(&r, STREAM_FLAG_EOS);
+		rc = proto_src_flush(r.s);
+		flushed += rc == 0;
+	}
+	assert_cause(r.s, rc, CAUSE_TIMEOUT, "the migration's deadline, 30000 ms after connecting, waiting for");
+	assert_in_range(flushed, 2, 4);
+	uint64_t t_ns = vclock_now_ns(hca_world_clock(r.w));
+	assert_in_range(t_ns, 30ull * 1000 * 1000 * 1000, 31ull * 1000 * 1000 * 1000);
 	rig_close(&r, PROTO_DST_RUNNING);
 }
 
@@ -1643,6 +1679,7 @@ int main(void)
 		cmocka_unit_test(test_register_result_too_short),
 		cmocka_unit_test(test_ram_blocks_count_mismatch),
 		cmocka_unit_test(test_ram_blocks_length_mismatch),
+		cmocka_unit_test(test_trickling_destination_meets_the_deadline),
 		cmocka_unit_test(test_poll_reports_failed_write),
 		cmocka_unit_test(test_poll_reports_failed_control_send),
 		cmocka_unit_test(test_device_removal_while_waiting),
