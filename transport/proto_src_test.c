@@ -499,6 +499,7 @@ struct rdst {
 	struct wire_caps caps;       /* what to accept with */
 	uint32_t blocks_len;         /* RAM BLOCKS RESULT bytes (0: 32 per block) */
 	uint32_t register_len;       /* REGISTER RESULT bytes */
+	bool dup_blocks;             /* hostile: a second RAM BLOCKS RESULT where the READY is due */
 	unsigned msgs;
 };
 
@@ -571,6 +572,10 @@ static int rdst_progress(void *arg)
 	if (hca_poll(d->ep, HCA_CQ_SEND, &wc) > 0) {
 		if (d->ready_due && wc.status == HCA_WC_SUCCESS) {
 			d->ready_due = false;
+			if (d->dup_blocks && d->st.msgs_sent[WIRE_RAM_BLOCKS_RESULT] == 1) {
+				static uint8_t again[WIRE_DEST_BLOCK_BYTES];
+				return rdst_send(d, WIRE_RAM_BLOCKS_RESULT, again, sizeof again);
+			}
 			return rdst_send(d, WIRE_READY, NULL, 0);
 		}
 		return 1;
@@ -750,6 +755,32 @@ static void test_ram_blocks_length_mismatch(void **state)
 }
 
 /* ---- hostile destinations (issue 16) -------------------------------------------------------- */
+
+/* A destination that sends its RAM BLOCKS RESULT a second time, where the READY is due: the
+ * source names the second an unexpected message (it is not taken as a new block list). */
+static void test_duplicated_ram_blocks_result(void **state)
+{
+	(void)state;
+	struct cfg c;
+	struct rig r;
+	struct rdst d;
+	cfg_defaults(&c);
+	c.no_dst = true;
+	rig_open(&r, &c);
+	rdst_open(&d, &r);
+	d.dup_blocks = true;
+	assert_int_equal(proto_src_connect(r.s, ADDR), 0);
+	put_header(&r);
+	assert_int_equal(proto_src_reg_start(r.s), 0);
+	int rc = proto_src_reg_stop(r.s, true);
+	if (rc == 0) {                /* the duplicate is met by the next exchange */
+		put_flags(&r, STREAM_FLAG_EOS);
+		rc = proto_src_flush(r.s);
+	}
+	assert_int_equal(d.st.msgs_sent[WIRE_RAM_BLOCKS_RESULT], 2);
+	assert_cause(r.s, rc, CAUSE_UNEXPECTED_MESSAGE, "RAM BLOCKS RESULT");
+	rig_close_rdst(&r, &d);
+}
 
 /* A destination that grants each READY just within the single wait (9 s of a 10 s bound)
  * kept the source migrating forever; the whole migration's deadline (o.deadline_ns, from the
@@ -1679,6 +1710,7 @@ int main(void)
 		cmocka_unit_test(test_register_result_too_short),
 		cmocka_unit_test(test_ram_blocks_count_mismatch),
 		cmocka_unit_test(test_ram_blocks_length_mismatch),
+		cmocka_unit_test(test_duplicated_ram_blocks_result),
 		cmocka_unit_test(test_trickling_destination_meets_the_deadline),
 		cmocka_unit_test(test_poll_reports_failed_write),
 		cmocka_unit_test(test_poll_reports_failed_control_send),
