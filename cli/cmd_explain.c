@@ -701,7 +701,7 @@ int cmd_explain(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		scn[i] = scenario_for(cat, explain_cause_at(x, i)->cause, explain_cause_at(x, i)->side,
 				      explain_cause_at(x, i)->notes);
-	if (o.scn_out) {
+	if (o.scn_out && n > 0) {   /* no cause fits: no folder left behind, empty */
 		rc = write_scenarios(&o, x, n, scn, rep);
 		if (rc)
 			goto out;
