@@ -786,8 +786,12 @@ static int pin_all_local(proto_src *s)
 		struct src_block *sb = &s->blocks[b];
 		if (sb->block_mr)
 			continue;          /* a second setup round: pinned already (QEMU registers once too) */
-		int rc = hca_reg_mr(s->ep, sb->addr, sb->length, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
-				    &sb->block_mr);
+		/* The source only reads its RAM (the lkey of its WRITEs): migbed registers it with no
+		 * access, so the destination cannot write into it. QEMU's qemu_rdma_reg_whole_ram_blocks
+		 * registers every block LOCAL_WRITE | REMOTE_WRITE on either side; its profiles keep
+		 * that (docs/security.md, 'What a hostile destination can do'). */
+		int access = s->prof->qemu ? HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE : 0;
+		int rc = hca_reg_mr(s->ep, sb->addr, sb->length, access, &sb->block_mr);
 		if (rc)
 			return fail(s, CAUSE_SOURCE_REG_FAILED, "cannot get lkey: block=%s bytes=%llu: %s",
 				    mem_block_name(s->m, b), (unsigned long long)sb->length, strerror(-rc));

@@ -500,6 +500,7 @@ struct rdst {
 	uint32_t blocks_len;         /* RAM BLOCKS RESULT bytes (0: 32 per block) */
 	uint32_t register_len;       /* REGISTER RESULT bytes */
 	bool dup_blocks;             /* hostile: a second RAM BLOCKS RESULT where the READY is due */
+	bool paused;                 /* the test drives the endpoint itself: progress does nothing */
 	unsigned msgs;
 };
 
@@ -559,6 +560,8 @@ static int rdst_on_message(struct rdst *d, const struct hca_wc *wc)
 static int rdst_progress(void *arg)
 {
 	struct rdst *d = arg;
+	if (d->paused)
+		return 0;
 	if (!d->ep)
 		return rdst_accept(d);
 	struct hca_cm_event e;
@@ -780,6 +783,59 @@ static void test_duplicated_ram_blocks_result(void **state)
 	assert_int_equal(d.st.msgs_sent[WIRE_RAM_BLOCKS_RESULT], 2);
 	assert_cause(r.s, rc, CAUSE_UNEXPECTED_MESSAGE, "RAM BLOCKS RESULT");
 	rig_close_rdst(&r, &d);
+}
+
+/* A hostile destination RDMA WRITEs into the source's guest RAM, which pin-all registered:
+ * migbed's source registers it with no remote access (REM_ACCESS_ERR, not a byte changed);
+ * a QEMU source (its profiles keep QEMU's LOCAL_WRITE | REMOTE_WRITE) is written - which also
+ * shows that the test's rkey (the model's keys grow: the MR before the probe's) is the right
+ * one. */
+static void hostile_write_into_pinned_source(enum proto_impl impl, enum hca_wc_status want)
+{
+	struct cfg c;
+	struct rig r;
+	struct rdst d;
+	cfg_defaults(&c);
+	c.no_dst = true;
+	c.src_pin_all = true;
+	c.src_impl = impl;
+	rig_open(&r, &c);
+	rdst_open(&d, &r);
+	d.caps.flags = WIRE_CAP_PIN_ALL;
+	assert_int_equal(proto_src_connect(r.s, ADDR), 0);
+	assert_true(proto_src_pin_all(r.s));
+	put_header(&r);
+	assert_int_equal(proto_src_reg_start(r.s), 0);
+	assert_int_equal(proto_src_reg_stop(r.s, true), 0);   /* the source's RAM is pinned now */
+	uint64_t before = proto_mem_digest(r.ms, 0);
+	d.paused = true;
+	mem_write_pages(r.md, 0, 0, 1);      /* the bytes it writes: a page of its own guest */
+	hca_mr *probe;
+	uint64_t from = mem_block_addr(r.md, 0);
+	assert_int_equal(hca_reg_mr(d.ep, from, PAGE, HCA_ACCESS_LOCAL_WRITE, &probe), 0);
+	struct hca_send_wr wr = { .wr_id = 77, .opcode = HCA_WR_RDMA_WRITE, .local_addr = from,
+				  .length = PAGE, .lkey = hca_mr_lkey(probe),
+				  .remote_addr = mem_block_addr(r.ms, 0) + 16 * PAGE, .rkey = hca_mr_rkey(probe) - 2,
+				  .signaled = true };
+	assert_int_equal(hca_post_send(d.ep, &wr), 0);
+	struct hca_wc wc;
+	assert_int_equal(hca_wait(d.ep, HCA_CQ_SEND, PROTO_DEFAULT_WAIT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(wc.status, want);
+	if (want == HCA_WC_SUCCESS)
+		assert_int_not_equal(proto_mem_digest(r.ms, 0), before);
+	else
+		assert_int_equal(proto_mem_digest(r.ms, 0), before);
+	hca_dereg_mr(probe);
+	d.paused = false;
+	rig_close_rdst(&r, &d);
+}
+
+static void test_destination_cannot_write_into_the_source(void **state)
+{
+	(void)state;
+	hostile_write_into_pinned_source(PROTO_IMPL_MIGBED, HCA_WC_REM_ACCESS_ERR);
+	hostile_write_into_pinned_source(PROTO_IMPL_QEMU_7_2, HCA_WC_SUCCESS);
 }
 
 /* A destination that grants each READY just within the single wait (9 s of a 10 s bound)
@@ -1711,6 +1767,7 @@ int main(void)
 		cmocka_unit_test(test_ram_blocks_count_mismatch),
 		cmocka_unit_test(test_ram_blocks_length_mismatch),
 		cmocka_unit_test(test_duplicated_ram_blocks_result),
+		cmocka_unit_test(test_destination_cannot_write_into_the_source),
 		cmocka_unit_test(test_trickling_destination_meets_the_deadline),
 		cmocka_unit_test(test_poll_reports_failed_write),
 		cmocka_unit_test(test_poll_reports_failed_control_send),
