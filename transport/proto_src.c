@@ -789,7 +789,7 @@ static int pin_all_local(proto_src *s)
 		/* The source only reads its RAM (the lkey of its WRITEs): migbed registers it with no
 		 * access, so the destination cannot write into it. QEMU's qemu_rdma_reg_whole_ram_blocks
 		 * registers every block LOCAL_WRITE | REMOTE_WRITE on either side; its profiles keep
-		 * that (docs/security.md, 'What a hostile destination can do'). */
+		 * that (docs/security.md, 'A hostile destination'). */
 		int access = s->prof->qemu ? HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE : 0;
 		int rc = hca_reg_mr(s->ep, sb->addr, sb->length, access, &sb->block_mr);
 		if (rc)
