@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # Bad input and output targets of the commands that run a migration (run, source, dest,
-# torture): every bad corpus trace (bats/data/traces/bad, its defect in a first-line
-# "# expect: LINE: keyword" comment) fed to every way they read a trace exits 2 naming
-# FILE:LINE and the problem, before anything runs, and leaves no output file; --json,
+# torture, replay): every bad corpus trace (bats/data/traces/bad, its defect in a first-line
+# "# expect: LINE: keyword" comment), plain or zstd, and every bad corpus scenario
+# (bats/data/scenarios-bad, the same comment; also as a bundle's scenario.scn) fed to every
+# way they read one exits 2 naming FILE:LINE and the problem, before anything runs, and
+# leaves no output file; explain ends hostile logs properly; --json,
 # --events and --fault-counts (and torture's --json, dest's --ready-file, source's
 # --dump-mem) write "-" to stdout, devices and FIFOs in place, through symlinks (the link
 # stays), and an unwritable path is refused before the run.
@@ -12,6 +14,7 @@ bats_require_minimum_version 1.5.0
 
 CORPUS=$BATS_TEST_DIRNAME/data/traces
 DATA=$BATS_TEST_DIRNAME/data/bad-input
+SCENARIOS_BAD=$BATS_TEST_DIRNAME/data/scenarios-bad
 
 setup() {
   cd "$BATS_TEST_TMPDIR"
@@ -60,6 +63,103 @@ bad_trace_case() {
     n=$((n + 1))
   done
   [ "$n" -ge 20 ]
+}
+
+@test "every bad corpus scenario, every command that reads a scenario: exit 2, FILE:LINE: problem, nothing written" {
+  export TMPDIR=$BATS_TEST_TMPDIR/tmp       # torture's sweep folder would go here
+  mkdir "$TMPDIR"
+  local n=0
+  for f in "$SCENARIOS_BAD"/*.scn; do
+    read_expect "$f"
+    bad_trace_case "run" "$f" run "$f"
+    bad_trace_case "source" "$f" source "$f" --connect 127.0.0.1:9
+    bad_trace_case "dest" "$f" dest "$f" --listen 127.0.0.1:0 --accept-timeout-ms 100 --ready-file out/ready
+    bad_trace_case "torture" "$f" torture "$f"
+    [ -z "$(ls -A "$TMPDIR")" ]
+    n=$((n + 1))
+  done
+  [ "$n" -ge 15 ]
+}
+
+@test "replay: a bundle whose scenario.scn is bad is no bundle: exit 2 naming scenario.scn:LINE, nothing written" {
+  export TMPDIR=$BATS_TEST_TMPDIR/tmp
+  mkdir "$TMPDIR"
+  run "$MIGBED" run --guest 16M --worker-bytes 4M --fault 'reg_mr@dst #1 -> errno(ENOMEM)' --quiet --bundle w
+  [ "$status" -eq 1 ]
+  local n=0 before
+  for f in "$SCENARIOS_BAD"/*.scn; do
+    read_expect "$f"
+    cp "$f" w/scenario.scn
+    before=$(ls -l w)
+    run --separate-stderr "$MIGBED" replay w
+    echo "$(basename "$f") -> $status: $stderr"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == "migbed: replay: w: not a bundle: w/scenario.scn:$exp_line: "*"$exp_word"* ]]
+    [[ "$output" != *"reproduced"* ]]
+    [ "$(ls -l w)" = "$before" ]
+    [ -z "$(ls -A "$TMPDIR")" ]
+    n=$((n + 1))
+  done
+  [ "$n" -ge 15 ]
+}
+
+@test "zstd traces: a truncated frame, text named .zst, zstd named plain, a bad trace compressed: every command exits 2 naming the file" {
+  command -v zstd >/dev/null || skip "zstd tool not installed"
+  local good=$CORPUS/good/steady-writer.trace
+  zstd -q -c "$good" >packed.trace.zst
+  head -c $(($(stat -c %s packed.trace.zst) - 8)) packed.trace.zst >cut.trace.zst
+  cp "$good" text.trace.zst
+  cp packed.trace.zst packed.trace
+  zstd -q -c "$CORPUS/bad/time-backwards.trace" >backwards.trace.zst
+  local f
+  for f in cut.trace.zst text.trace.zst packed.trace backwards.trace.zst; do
+    case $f in
+      cut.*) exp_line='[0-9]*' exp_word="truncated zstd frame" ;;
+      text.*) exp_line='[0-9]*' exp_word="bad zstd data" ;;
+      packed.*) exp_line=1 exp_word="zstd-compressed data, but the file name does not end in .zst" ;;
+      backwards.*) exp_line=7 exp_word="strictly increase" ;;
+    esac
+    bad_zst_case "run --trace" "$f" run --trace "$f"
+    bad_zst_case "run --dst-layout" "$f" run --trace "$good" --dst-layout "$f"
+    bad_zst_case "source --trace" "$f" source --connect 127.0.0.1:9 --trace "$f"
+    bad_zst_case "dest --trace" "$f" dest --listen 127.0.0.1:0 --accept-timeout-ms 100 \
+      --ready-file out/ready --trace "$f"
+    bad_zst_case "torture --trace" "$f" torture --trace "$f"
+  done
+}
+
+# bad_zst_case: bad_trace_case with exp_line a glob (a zstd error's line is where the data broke)
+bad_zst_case() {
+  local name=$1 f=$2
+  shift 2
+  rm -rf out
+  mkdir out
+  run --separate-stderr "$MIGBED" "$@" --json out/r.json --events out/ev --fault-counts out/fc
+  echo "$name $f (want $exp_line: $exp_word) -> $status"
+  echo "stderr: $stderr"
+  [ "$status" -eq 2 ]
+  # shellcheck disable=SC2053
+  [[ "$stderr" == *"$f:"$exp_line": "*"$exp_word"* ]]
+  [[ "$output" != *"verdict="* ]]
+  [ -z "$(ls -A out)" ]
+}
+
+@test "explain: hostile QEMU logs (NUL bytes, random bytes, one 2 MB line, not UTF-8, empty) end properly: exit 1, valid JSON, no scenario written" {
+  printf 'qemu-system-x86_64: rdma: bad\0 line\nfoo\n' >nul.log
+  head -c 1000000 /dev/urandom >random.log
+  { head -c 2000000 /dev/zero | tr '\0' x; echo; } >long.log
+  printf '\xff\xfe\xfd\n' >binary.log
+  : >empty.log
+  local f
+  for f in nul.log random.log long.log binary.log empty.log; do
+    rm -rf so r.json
+    run --separate-stderr "$MIGBED" explain "$f" --json r.json --scenario-out so
+    echo "$f -> $status: $stderr"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"no cause fits these logs"* ]]
+    jq -e '.causes | length == 0' r.json
+    [ ! -e so ]
+  done
 }
 
 @test "a valid trace QEMU cannot migrate (a block not whole 4 KiB pages): trace check accepts it, every command that runs it exits 2 naming FILE:LINE" {

@@ -233,7 +233,7 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   [ "$n" -gt 20 ]
 }
 
-@test "QEMU's registrations and headers (issue 12): source chunk MRs without remote access, pin-all blocks with it, QEMU FILE repeat 0" {
+@test "QEMU's registrations and headers (issue 12): source chunk MRs without remote access, pin-all blocks with it as QEMU (migbed's own: without, issue 16), QEMU FILE repeat 0" {
   run "$MIGBED" run "$S/model-rand-set-1m.scn" --quiet --events "$BATS_TEST_TMPDIR/dyn.ev"
   [ "$status" -eq 0 ]
   run grep -c ' src reg_mr blk=.* access=0x0 ' "$BATS_TEST_TMPDIR/dyn.ev"
@@ -246,11 +246,19 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   [ "$output" -gt 0 ]
   run grep -c ' src ctl_send type=qemu_file .* repeat=1$' "$BATS_TEST_TMPDIR/dyn.ev"
   [ "$status" -eq 1 ]
-  run "$MIGBED" run "$S/model-rand-set-1m.scn" --pin-all --quiet --events "$BATS_TEST_TMPDIR/pin.ev"
+  run "$MIGBED" run "$S/model-rand-set-1m.scn" --pin-all --src-impl qemu-7.2 --quiet --events "$BATS_TEST_TMPDIR/pin.ev"
   [ "$status" -eq 0 ]
   run grep -c ' src reg_mr blk=.* access=0x3 ' "$BATS_TEST_TMPDIR/pin.ev"
   [ "$status" -eq 0 ]
   [ "$output" -gt 0 ]
+  # migbed's own source pins its blocks with no remote access: its destination cannot write them
+  run "$MIGBED" run "$S/model-rand-set-1m.scn" --pin-all --quiet --events "$BATS_TEST_TMPDIR/own.ev"
+  [ "$status" -eq 0 ]
+  run grep -c ' src reg_mr blk=.* access=0x0 ' "$BATS_TEST_TMPDIR/own.ev"
+  [ "$status" -eq 0 ]
+  [ "$output" -gt 0 ]
+  run grep -c ' src reg_mr blk=.* access=0x3 ' "$BATS_TEST_TMPDIR/own.ev"
+  [ "$status" -eq 1 ]
 }
 
 # The model grants what rxe grants (a 1023-deep send queue for QEMU's 512): more than 512 RDMA

@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/run_report.h"
+#include "cli/runcfg.h"
 
 /* DIR's length at most: DIR.tmp-XXXXXX/events.log then fits a config's path field */
 #define BUNDLE_DIR_MAX 960u
@@ -373,6 +374,23 @@ static void meta_kv(void *arg, const char *k, const char *v)
 		m->oc = (struct bundle_outcome){ .end = !strcmp(word, "signal") ? BUNDLE_SIGNAL : BUNDLE_EXIT, .code = code };
 }
 
+/* The bundle's scenario.scn (path) must read as a scenario: a tampered or damaged one is no
+ * bundle, named by FILE:LINE here, not a replay that "did not reproduce" (the child's exit 2,
+ * its message unseen). */
+static int scenario_loads(const char *dir, const char *path, struct diag *d)
+{
+	struct runcfg *c = malloc(sizeof *c);
+	struct diag sd = { 0 };
+	if (!c)
+		return diag_set(d, "%s: out of memory", dir), -ENOMEM;
+	runcfg_defaults(c);
+	int rc = runcfg_load_scenario(c, path, &sd);
+	free(c);
+	if (rc)
+		return diag_set(d, "%s: not a bundle: %s", dir, sd.msg), -EINVAL;
+	return 0;
+}
+
 int bundle_read_meta(const char *dir, struct bundle_meta *m, struct diag *d)
 {
 	struct stat st;
@@ -390,7 +408,7 @@ int bundle_read_meta(const char *dir, struct bundle_meta *m, struct diag *d)
 		return diag_set(d, "%s: not a bundle: build.txt or outcome.txt incomplete", dir), -EINVAL;
 	if (m->cmd != OPTS_RUN && !m->address[0])
 		return diag_set(d, "%s: not a bundle: a %s bundle without its address", dir, cmd_word(m->cmd)), -EINVAL;
-	return 0;
+	return scenario_loads(dir, p, d);
 }
 
 /* ---- rerunning one ---------------------------------------------------------------------------- */

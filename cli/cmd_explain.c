@@ -319,7 +319,7 @@ struct repro {
 	char path[PATH_MAX];
 	int impl_side;             /* the side given qemu-7.2; -1 none */
 	int log72_side;            /* the side whose log has QEMU 7.2's observed lines; -1 none */
-	char result[160];          /* --run: what the reproduction gave */
+	char result[224];          /* --run: what the reproduction gave (a 63-byte cause name and the longest note fit) */
 	bool same;
 };
 
@@ -701,7 +701,7 @@ int cmd_explain(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		scn[i] = scenario_for(cat, explain_cause_at(x, i)->cause, explain_cause_at(x, i)->side,
 				      explain_cause_at(x, i)->notes);
-	if (o.scn_out) {
+	if (o.scn_out && n > 0) {   /* no cause fits: no folder left behind, empty */
 		rc = write_scenarios(&o, x, n, scn, rep);
 		if (rc)
 			goto out;

@@ -434,6 +434,10 @@ static const struct scn_case scn_cases[] = {
 	{ "cold-rate = 0\n", "1: cold-rate: '0' is not a rate in pages/s from 1 to 4294967295" },
 	{ "frobnicate = 1\n", "1: unknown key 'frobnicate' (see migbed run --help)" },
 	{ "max-runs = 1\n", "1: unknown key 'max-runs' (see migbed run --help)" },
+	/* issue 16: a key given twice was taken silently (the last one won) */
+	{ "guest = 16M\n# c\nguest = 32M\n", "3: key 'guest' given twice (first on line 1)" },
+	{ "fault = reg_mr #1 -> errno(EIO)\nfault = reg_mr #2 -> errno(EIO)\n", NULL },
+	{ "seed = 1", NULL },             /* the last line without its newline */
 	{ "pause-at = src\n", "1: pause-at: 'src' is not SIDE:EVENT[#N] (SIDE src|dst|sim|wire|*, EVENT an "
 			      "event-log name such as registered or round, N >= 1; e.g. src:registered#2)" },
 };

@@ -1192,6 +1192,26 @@ static void resolve_trace(struct runcfg *c, const char *scenario)
 	resolve_path(c->dst_layout, sizeof c->dst_layout, scenario);
 }
 
+/* One line of a scenario into buf (without its newline), bounded: 1 a line, 0 the end,
+ * -E2BIG longer than size - 2 bytes, -EILSEQ a NUL byte in it (fgets would cut the line
+ * there, silently). */
+static int scenario_line(FILE *f, char *buf, size_t size)
+{
+	size_t n = 0;
+	int ch;
+	bool nul = false;
+	while ((ch = getc(f)) != EOF && ch != '\n') {
+		if (n >= size - 2)
+			return -E2BIG;
+		nul = nul || ch == '\0';
+		buf[n++] = (char)ch;
+	}
+	buf[n] = '\0';
+	if (ch == EOF && n == 0)
+		return 0;
+	return nul ? -EILSEQ : 1;
+}
+
 int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 {
 	FILE *f = fopen(path, "r");
@@ -1199,14 +1219,15 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 		return diag_set(d, "%s: cannot open scenario: %s", path, strerror(errno));
 	snprintf(c->scenario, sizeof c->scenario, "%s", path);
 	char line[2048];
-	unsigned long lineno = 0;
-	int rc = 0;
-	while (rc == 0 && fgets(line, sizeof line, f)) {
+	unsigned long lineno = 0, first[N_KEYS] = { 0 };   /* the line each key was given on */
+	int rc = 0, got;
+	while (rc == 0 && (got = scenario_line(f, line, sizeof line)) != 0) {
 		lineno++;
 		char where[1100];
 		snprintf(where, sizeof where, "%s:%lu", path, lineno);
-		if (!strchr(line, '\n') && !feof(f)) {
-			rc = diag_set(d, "%s: line longer than %zu bytes", where, sizeof line - 2);
+		if (got < 0) {
+			rc = got == -E2BIG ? diag_set(d, "%s: line longer than %zu bytes", where, sizeof line - 2)
+					   : diag_set(d, "%s: a NUL byte in the line", where);
 			break;
 		}
 		char *s = trim(line);
@@ -1223,10 +1244,18 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 			rc = diag_set(d, "%s: key '%s' has no value", where, k);
 			break;
 		}
-		if (runcfg_known(k))
-			rc = runcfg_set(c, k, v, where, d);
-		else
+		const struct key *row = find(k, OPTS_RUN);
+		if (!row) {
 			rc = diag_set(d, "%s: unknown key '%s' (see migbed run --help)", where, k);
+			break;
+		}
+		size_t i = (size_t)(row - keys);
+		if (first[i] && strcmp(k, "fault") != 0) {   /* fault lines add up; any other key is given once */
+			rc = diag_set(d, "%s: key '%s' given twice (first on line %lu)", where, k, first[i]);
+			break;
+		}
+		first[i] = lineno;
+		rc = runcfg_set(c, k, v, where, d);
 	}
 	if (rc == 0 && ferror(f))
 		rc = diag_set(d, "%s: read error", path);

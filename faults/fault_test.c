@@ -15,9 +15,9 @@
 #include "faults/fault.h"
 #include "sim/prng.h"
 #include "vocab/vocab.h"
+#include "transport/test_real_alloc.h"
 
 /* The next calloc fails when armed (fault_plan_new's own allocation). */
-extern void *__libc_calloc(size_t n, size_t size);
 static bool fail_next_calloc;
 
 void *calloc(size_t n, size_t size)
@@ -26,7 +26,7 @@ void *calloc(size_t n, size_t size)
 		fail_next_calloc = false;
 		return NULL;
 	}
-	return __libc_calloc(n, size);
+	return REAL_ALLOC(calloc)(n, size);
 }
 
 static struct fault_rule parse_ok(const char *spec)

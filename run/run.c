@@ -219,12 +219,24 @@ static int setup_qemu_writer(struct run *r, struct proto_opts *po)
 	return 0;
 }
 
+/* The whole migration's bound on each side (proto_opts.deadline_ns, docs/security.md): the
+ * engine's max-time, then the downtime limit for the switchover and two single waits for the
+ * end; saturating (each term is bounded by the option table, the sum need not be). */
+static uint64_t run_deadline_ns(const struct runcfg *c)
+{
+	uint64_t ms = c->eng.max_time_ms, add[] = { c->eng.downtime_limit_ms, c->wait_timeout_ms, c->wait_timeout_ms };
+	for (size_t i = 0; i < sizeof add / sizeof add[0]; i++)
+		ms = ms > UINT64_MAX - add[i] ? UINT64_MAX : ms + add[i];
+	return ms > UINT64_MAX / 1000000u ? UINT64_MAX : ms * 1000000u;
+}
+
 static int make_endpoints(struct run *r)
 {
 	struct proto_opts po;
 	int rc;
 	proto_opts_defaults(&po);
 	po.wait_timeout_ns = r->c->wait_timeout_ms * 1000000ull;
+	po.deadline_ns = run_deadline_ns(r->c);
 	po.caps_version = r->c->caps_version;
 	po.refuse_mismatch = r->c->refuse_mismatch;
 	po.seed = r->c->seed;

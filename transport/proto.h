@@ -27,11 +27,17 @@
 struct stream_buf;
 
 #define PROTO_DEFAULT_WAIT_NS (10ull * 1000 * 1000 * 1000)   /* 10 s, virtual */
+#define PROTO_DEFAULT_DEADLINE_NS (10ull * 60 * 1000 * 1000 * 1000)   /* 10 min, virtual */
 
 struct proto_opts {
 	unsigned chunk_shift;          /* this side's chunk size, 20..30 */
 	bool pin_all;                  /* source: ask for it; destination: accept it */
 	uint64_t wait_timeout_ns;      /* bound on every single wait */
+	/* bound on the whole migration from the connection on (source: connect; destination:
+	 * accept), 0 = none: a peer that sends just often enough to reset every single wait
+	 * cannot extend it. The destination fails with TIMEOUT at it; the source's waits are cut
+	 * short at it (TIMEOUT). docs/security.md */
+	uint64_t deadline_ns;
 	uint32_t caps_version;         /* 1; other values test VERSION_UNSUPPORTED */
 	bool negotiate;                /* migbed's chunk-size extension (WIRE_CAP_CHUNK_SIZE) */
 	bool refuse_mismatch;          /* source: fail with CHUNK_SIZE_MISMATCH instead of adapting */

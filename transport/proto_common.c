@@ -11,6 +11,7 @@ void proto_opts_defaults(struct proto_opts *o)
 	memset(o, 0, sizeof *o);
 	o->chunk_shift = WIRE_CHUNK_SHIFT_MIN;
 	o->wait_timeout_ns = PROTO_DEFAULT_WAIT_NS;
+	o->deadline_ns = PROTO_DEFAULT_DEADLINE_NS;
 	o->caps_version = WIRE_CAP_VERSION;
 }
 

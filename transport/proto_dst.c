@@ -45,6 +45,7 @@ struct proto_dst {
 	enum dst_phase phase;
 	enum proto_dst_state state;
 	uint64_t error_deadline_ns;
+	uint64_t deadline_at_ns;   /* the whole migration's bound (o.deadline_ns after accept), 0 = none */
 	size_t n_blocks;
 	struct dst_block *blocks;
 	size_t *by_src;            /* source block index -> local block */
@@ -231,6 +232,8 @@ static int accept_request(proto_dst *d, const struct hca_cm_event *req)
 		return fail(d, CAUSE_ACCEPT_FAILED, "rdma_accept failed: %s", strerror(-rc));
 	evlog_emit(ev(d), DST_LOG, "accepted", "pin_all=%d chunk=%llu", d->pin_all,
 		   (unsigned long long)1 << d->o.chunk_shift);
+	if (d->o.deadline_ns)
+		d->deadline_at_ns = now(d) > UINT64_MAX - d->o.deadline_ns ? UINT64_MAX : now(d) + d->o.deadline_ns;
 	d->phase = D_ESTABLISHING;
 	return 1;
 }
@@ -793,6 +796,12 @@ int proto_dst_progress(void *arg)
 	 * never re-enter (a nested call would act on a half-handled message). */
 	if (d->busy)
 		return 0;
+	if (d->state == PROTO_DST_RUNNING && d->deadline_at_ns && now(d) >= d->deadline_at_ns) {
+		char why[96];
+		snprintf(why, sizeof why, "the migration's deadline, %llu ms after the source connected",
+			 (unsigned long long)(d->o.deadline_ns / 1000000));
+		proto_dst_fail(d, CAUSE_TIMEOUT, why);
+	}
 	d->busy = true;
 	for (int i = 0; i < 64; i++) {
 		if (d->phase == D_DONE) {

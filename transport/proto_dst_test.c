@@ -852,6 +852,60 @@ static void test_verify_must_cover_every_block(void **state)
 	rig_close(&r);
 }
 
+/* Hostile source (issue 16): one that trickles a message just within every single wait
+ * (here an empty QEMU FILE every 9 s) kept the destination migrating forever. The whole
+ * migration has a deadline from the accept on (o.deadline_ns): TIMEOUT at it, an ERROR to
+ * the source, whatever the source still sends. */
+static void test_trickling_source_meets_the_deadline(void **state)
+{
+	(void)state;
+	struct rig r;
+	struct proto_opts o;
+	proto_opts_defaults(&o);
+	o.deadline_ns = 30ull * 1000 * 1000 * 1000;
+	rig_open_opts(&r, &o);
+	rs_connect(&r, false);
+	struct stream_buf b = { 0 };
+	s_header(&b, both, 2);
+	assert_int_equal(rs_file(&r, &b), 0);
+	b.len = 0;
+	int rc = 0, sent = 0;
+	for (int i = 0; i < 20 && rc == 0; i++) {   /* 180 s of trickling, were it allowed */
+		hca_sleep(r.w, 9ull * 1000 * 1000 * 1000);
+		rc = rs_file(&r, &b);
+		sent += rc == 0;
+	}
+	stream_buf_free(&b);
+	assert_int_equal(rc, -CAUSE_PEER_ERROR);
+	/* at 9, 18, 27 s, and at 36 s: the destination runs when that one arrives, is past its
+	 * deadline and answers with ERROR, which the next one meets */
+	assert_int_equal(sent, 4);
+	assert_in_range(proto_dst_cause(r.d)->t_ns, 30ull * 1000 * 1000 * 1000, 37ull * 1000 * 1000 * 1000);
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_TIMEOUT, "the migration's deadline, 30000 ms after the source connected");
+	rig_close(&r);
+}
+
+/* A QEMU destination has no such deadline (it would wait forever): migbed playing one names
+ * the hang at the deadline instead of hanging. */
+static void test_trickling_source_against_a_qemu_destination(void **state)
+{
+	(void)state;
+	struct rig r;
+	struct proto_opts o;
+	proto_opts_defaults(&o);
+	o.deadline_ns = 30ull * 1000 * 1000 * 1000;
+	o.impl = PROTO_IMPL_QEMU_7_2;
+	rig_open_opts(&r, &o);
+	rs_connect(&r, false);
+	struct stream_buf b = { 0 };
+	for (int i = 0; i < 5; i++) {
+		hca_sleep(r.w, 9ull * 1000 * 1000 * 1000);
+		(void)rs_file(&r, &b);
+	}
+	assert_dst(&r, PROTO_DST_FAILED, CAUSE_QEMU_HANG, "the migration's deadline, 30000 ms");
+	rig_close(&r);
+}
+
 /* More than 1024 records in one message: parsed over several calls; the migration completes. */
 static void test_many_records_in_one_message(void **state)
 {
@@ -1314,6 +1368,8 @@ int main(void)
 		cmocka_unit_test(test_stream_endings_that_do_not_add_up),
 		cmocka_unit_test(test_many_records_in_one_message),
 		cmocka_unit_test(test_verify_must_cover_every_block),
+		cmocka_unit_test(test_trickling_source_meets_the_deadline),
+		cmocka_unit_test(test_trickling_source_against_a_qemu_destination),
 		cmocka_unit_test(test_stream_filter),
 		cmocka_unit_test(test_stream_end_hook),
 		cmocka_unit_test(test_stream_buffer_cannot_grow),

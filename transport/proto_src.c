@@ -58,6 +58,7 @@ struct proto_src {
 	struct cause_ctx swallowed;
 	bool swallowing;            /* proto_src_poll handles a failed completion: swallow it */
 	uint32_t file_repeat;       /* the QEMU FILE header's repeat (QEMU <= 8.1: stack bytes) */
+	uint64_t deadline_at_ns;    /* the whole migration's bound (o.deadline_ns after connect), 0 = none */
 };
 
 /* The side stopped (cx just recorded) after QEMU <= 8.1's save_page swallowed an earlier
@@ -432,10 +433,25 @@ static int own_send_failure(proto_src *s)
 	return 0;
 }
 
-/* Block for a completion on cq; `what` names it for the TIMEOUT or disconnect cause. */
+/* Block for a completion on cq; `what` names it for the TIMEOUT or disconnect cause. The
+ * wait is cut short at the migration's deadline: a destination that answers just within
+ * every single wait cannot keep the source migrating forever. */
 static int wait_wc(proto_src *s, enum hca_cq_kind cq, struct hca_wc *wc, const char *what)
 {
-	int rc = hca_wait(s->ep, cq_of(s, cq), s->o.wait_timeout_ns, wc);
+	uint64_t t_ns = s->o.wait_timeout_ns;
+	bool by_deadline = false;
+	if (s->deadline_at_ns) {
+		uint64_t now_ns = vclock_now_ns(hca_world_clock(s->w));
+		uint64_t left_ns = now_ns < s->deadline_at_ns ? s->deadline_at_ns - now_ns : 0;
+		if (left_ns < t_ns) {
+			t_ns = left_ns;
+			by_deadline = true;
+		}
+	}
+	int rc = hca_wait(s->ep, cq_of(s, cq), t_ns, wc);
+	if (rc == 0 && by_deadline)
+		return fail(s, CAUSE_TIMEOUT, "the migration's deadline, %llu ms after connecting, waiting for %s",
+			    (unsigned long long)(s->o.deadline_ns / 1000000), what);
 	if (rc == 0 && s->prof->qemu)
 		return fail(s, CAUSE_QEMU_HANG, "%s would wait here forever for %s (migbed gave up after %llu ms)",
 			    s->prof->name, what, (unsigned long long)(s->o.wait_timeout_ns / 1000000));
@@ -659,6 +675,10 @@ int proto_src_connect(proto_src *s, const char *addr)
 	if ((rc = connect_caps(s, &reply)))
 		return rc;
 	s->connected = true;
+	if (s->o.deadline_ns) {
+		uint64_t now_ns = vclock_now_ns(hca_world_clock(s->w));
+		s->deadline_at_ns = now_ns > UINT64_MAX - s->o.deadline_ns ? UINT64_MAX : now_ns + s->o.deadline_ns;
+	}
 	struct wire_caps peer;
 	if (wire_caps_decode(reply.pdata, reply.pdata_len, &peer) < 0)
 		return fail(s, CAUSE_CONNECT_FAILED, "destination's private data is not RDMACapabilities (%u bytes)",
@@ -779,8 +799,12 @@ static int pin_all_local(proto_src *s)
 		struct src_block *sb = &s->blocks[b];
 		if (sb->block_mr)
 			continue;          /* a second setup round: pinned already (QEMU registers once too) */
-		int rc = hca_reg_mr(s->ep, sb->addr, sb->length, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE,
-				    &sb->block_mr);
+		/* The source only reads its RAM (the lkey of its WRITEs): migbed registers it with no
+		 * access, so the destination cannot write into it. QEMU's qemu_rdma_reg_whole_ram_blocks
+		 * registers every block LOCAL_WRITE | REMOTE_WRITE on either side; its profiles keep
+		 * that (docs/security.md, 'A hostile destination'). */
+		int access = s->prof->qemu ? HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE : 0;
+		int rc = hca_reg_mr(s->ep, sb->addr, sb->length, access, &sb->block_mr);
 		if (rc)
 			return fail(s, CAUSE_SOURCE_REG_FAILED, "cannot get lkey: block=%s bytes=%llu: %s",
 				    mem_block_name(s->m, b), (unsigned long long)sb->length, strerror(-rc));

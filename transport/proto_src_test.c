@@ -60,6 +60,7 @@ struct cfg {
 	size_t n_src_blocks, n_dst_blocks;
 	bool no_dst;               /* the test brings its own destination */
 	enum proto_impl src_impl;  /* the peer the source plays (transport/profile.h) */
+	uint64_t src_deadline_ns;  /* the source's whole-migration deadline (0: the default) */
 };
 
 struct rig {
@@ -113,6 +114,8 @@ static void rig_open(struct rig *r, const struct cfg *c)
 		assert_int_equal(hca_world_add_progress(r->w, proto_dst_progress, r->d), 0);
 	}
 	opts_of(&o, c->src_shift, c->src_pin_all, c);
+	if (c->src_deadline_ns)
+		o.deadline_ns = c->src_deadline_ns;
 	assert_int_equal(proto_src_new(r->w, r->ms, &o, &r->s), 0);
 }
 
@@ -496,6 +499,8 @@ struct rdst {
 	struct wire_caps caps;       /* what to accept with */
 	uint32_t blocks_len;         /* RAM BLOCKS RESULT bytes (0: 32 per block) */
 	uint32_t register_len;       /* REGISTER RESULT bytes */
+	bool dup_blocks;             /* hostile: a second RAM BLOCKS RESULT where the READY is due */
+	bool paused;                 /* the test drives the endpoint itself: progress does nothing */
 	unsigned msgs;
 };
 
@@ -555,6 +560,8 @@ static int rdst_on_message(struct rdst *d, const struct hca_wc *wc)
 static int rdst_progress(void *arg)
 {
 	struct rdst *d = arg;
+	if (d->paused)
+		return 0;
 	if (!d->ep)
 		return rdst_accept(d);
 	struct hca_cm_event e;
@@ -568,6 +575,10 @@ static int rdst_progress(void *arg)
 	if (hca_poll(d->ep, HCA_CQ_SEND, &wc) > 0) {
 		if (d->ready_due && wc.status == HCA_WC_SUCCESS) {
 			d->ready_due = false;
+			if (d->dup_blocks && d->st.msgs_sent[WIRE_RAM_BLOCKS_RESULT] == 1) {
+				static uint8_t again[WIRE_DEST_BLOCK_BYTES];
+				return rdst_send(d, WIRE_RAM_BLOCKS_RESULT, again, sizeof again);
+			}
 			return rdst_send(d, WIRE_READY, NULL, 0);
 		}
 		return 1;
@@ -743,6 +754,118 @@ static void test_ram_blocks_length_mismatch(void **state)
 	assert_int_equal(proto_src_reg_start(r.s), 0);
 	assert_cause(r.s, proto_src_reg_stop(r.s, true), CAUSE_RAM_BLOCK_LENGTH_MISMATCH,
 		     "Block pc.ram/0 has a different length 16777216 vs 33554432");
+	rig_close(&r, PROTO_DST_RUNNING);
+}
+
+/* ---- hostile destinations (issue 16) -------------------------------------------------------- */
+
+/* A destination that sends its RAM BLOCKS RESULT a second time, where the READY is due: the
+ * source names the second an unexpected message (it is not taken as a new block list). */
+static void test_duplicated_ram_blocks_result(void **state)
+{
+	(void)state;
+	struct cfg c;
+	struct rig r;
+	struct rdst d;
+	cfg_defaults(&c);
+	c.no_dst = true;
+	rig_open(&r, &c);
+	rdst_open(&d, &r);
+	d.dup_blocks = true;
+	assert_int_equal(proto_src_connect(r.s, ADDR), 0);
+	put_header(&r);
+	assert_int_equal(proto_src_reg_start(r.s), 0);
+	int rc = proto_src_reg_stop(r.s, true);
+	if (rc == 0) {                /* the duplicate is met by the next exchange */
+		put_flags(&r, STREAM_FLAG_EOS);
+		rc = proto_src_flush(r.s);
+	}
+	assert_int_equal(d.st.msgs_sent[WIRE_RAM_BLOCKS_RESULT], 2);
+	assert_cause(r.s, rc, CAUSE_UNEXPECTED_MESSAGE, "RAM BLOCKS RESULT");
+	rig_close_rdst(&r, &d);
+}
+
+/* A hostile destination RDMA WRITEs into the source's guest RAM, which pin-all registered:
+ * migbed's source registers it with no remote access (REM_ACCESS_ERR, not a byte changed);
+ * a QEMU source (its profiles keep QEMU's LOCAL_WRITE | REMOTE_WRITE) is written - which also
+ * shows that the test's rkey (the model's keys grow: the MR before the probe's) is the right
+ * one. */
+static void hostile_write_into_pinned_source(enum proto_impl impl, enum hca_wc_status want)
+{
+	struct cfg c;
+	struct rig r;
+	struct rdst d;
+	cfg_defaults(&c);
+	c.no_dst = true;
+	c.src_pin_all = true;
+	c.src_impl = impl;
+	rig_open(&r, &c);
+	rdst_open(&d, &r);
+	d.caps.flags = WIRE_CAP_PIN_ALL;
+	assert_int_equal(proto_src_connect(r.s, ADDR), 0);
+	assert_true(proto_src_pin_all(r.s));
+	put_header(&r);
+	assert_int_equal(proto_src_reg_start(r.s), 0);
+	assert_int_equal(proto_src_reg_stop(r.s, true), 0);   /* the source's RAM is pinned now */
+	uint64_t before = proto_mem_digest(r.ms, 0);
+	d.paused = true;
+	mem_write_pages(r.md, 0, 0, 1);      /* the bytes it writes: a page of its own guest */
+	hca_mr *probe;
+	uint64_t from = mem_block_addr(r.md, 0);
+	assert_int_equal(hca_reg_mr(d.ep, from, PAGE, HCA_ACCESS_LOCAL_WRITE, &probe), 0);
+	struct hca_send_wr wr = { .wr_id = 77, .opcode = HCA_WR_RDMA_WRITE, .local_addr = from,
+				  .length = PAGE, .lkey = hca_mr_lkey(probe),
+				  .remote_addr = mem_block_addr(r.ms, 0) + 16 * PAGE, .rkey = hca_mr_rkey(probe) - 2,
+				  .signaled = true };
+	assert_int_equal(hca_post_send(d.ep, &wr), 0);
+	struct hca_wc wc;
+	assert_int_equal(hca_wait(d.ep, HCA_CQ_SEND, PROTO_DEFAULT_WAIT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(wc.status, want);
+	if (want == HCA_WC_SUCCESS)
+		assert_int_not_equal(proto_mem_digest(r.ms, 0), before);
+	else
+		assert_int_equal(proto_mem_digest(r.ms, 0), before);
+	hca_dereg_mr(probe);
+	d.paused = false;
+	rig_close_rdst(&r, &d);
+}
+
+static void test_destination_cannot_write_into_the_source(void **state)
+{
+	(void)state;
+	hostile_write_into_pinned_source(PROTO_IMPL_MIGBED, HCA_WC_REM_ACCESS_ERR);
+	hostile_write_into_pinned_source(PROTO_IMPL_QEMU_7_2, HCA_WC_SUCCESS);
+}
+
+/* A destination that grants each READY just within the single wait (9 s of a 10 s bound)
+ * kept the source migrating forever; the whole migration's deadline (o.deadline_ns, from the
+ * connect on) cuts the wait it falls in: TIMEOUT naming the deadline. */
+static void test_trickling_destination_meets_the_deadline(void **state)
+{
+	(void)state;
+	struct cfg c;
+	struct rig r;
+	cfg_defaults(&c);
+	c.src_deadline_ns = 30ull * 1000 * 1000 * 1000;
+	rig_open(&r, &c);
+	rig_start(&r);
+	assert_int_equal(proto_src_reg_stop(r.s, false), 0);
+	put_flags(&r, STREAM_FLAG_EOS);
+	assert_int_equal(proto_src_flush(r.s), 0);
+	add_fault(&r, "msg.ready@dst -> delay(9s)");
+	int rc = 0, flushed = 0;
+	for (int i = 0; i < 20 && rc == 0; i++) {   /* 180 s of trickling, were it allowed */
+		uint8_t part = STREAM_RAM_PART;
+		assert_int_equal(proto_src_put(r.s, &part, 1), 0);
+		put_flags(&r, STREAM_FLAG_EOS);
+		rc = proto_src_flush(r.s);
+		flushed += rc == 0;
+	}
+	assert_cause(r.s, rc, CAUSE_TIMEOUT, "the migration's deadline, 30000 ms after connecting, waiting for");
+	assert_in_range(flushed, 2, 4);
+	uint64_t t_ns = vclock_now_ns(hca_world_clock(r.w));
+	assert_in_range(t_ns, 30ull * 1000 * 1000 * 1000, 31ull * 1000 * 1000 * 1000);
 	rig_close(&r, PROTO_DST_RUNNING);
 }
 
@@ -1643,6 +1766,9 @@ int main(void)
 		cmocka_unit_test(test_register_result_too_short),
 		cmocka_unit_test(test_ram_blocks_count_mismatch),
 		cmocka_unit_test(test_ram_blocks_length_mismatch),
+		cmocka_unit_test(test_duplicated_ram_blocks_result),
+		cmocka_unit_test(test_destination_cannot_write_into_the_source),
+		cmocka_unit_test(test_trickling_destination_meets_the_deadline),
 		cmocka_unit_test(test_poll_reports_failed_write),
 		cmocka_unit_test(test_poll_reports_failed_control_send),
 		cmocka_unit_test(test_device_removal_while_waiting),

@@ -861,7 +861,7 @@ static size_t c_too_many_blocks(struct stream_buf *b)
 	q_section(b, T_START, 2, "ram", 0, 4);
 	b64(b, (STREAM_MAX_BLOCKS + 1) * 4096ull | QEMU_RAM_FLAG_MEM_SIZE);
 	for (int i = 0; i <= STREAM_MAX_BLOCKS; i++) {
-		char name[8];
+		char name[16];   /* "b" and any int: gcc -O1 does not see i <= 64 */
 		snprintf(name, sizeof name, "b%02d", i);
 		at = b->len;
 		q_block(b, name, 4096);

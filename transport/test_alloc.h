@@ -1,8 +1,8 @@
 /* test_alloc - for unit tests only: include it from exactly one *_test.c of a test binary.
  *
  * It interposes calloc and realloc (a definition in the executable wins over the C library's;
- * glibc's own allocator, __libc_calloc/__libc_realloc, does the work, so this is for glibc and
- * not for ASan or valgrind builds), so that a test can fail one allocation of the code under
+ * the allocator underneath does the work: glibc's, or ASan's in make check-asan, see
+ * test_real_alloc.h; not for valgrind), so that a test can fail one allocation of the code under
  * test and check that it ends in a named cause with nothing half-done or leaked:
  *   test_alloc.any_in = N           the N-th calloc or realloc from now returns NULL, once
  *   test_alloc.calloc_in = N        the N-th calloc from now, once
@@ -13,8 +13,7 @@
 #define MIGBED_TRANSPORT_TEST_ALLOC_H
 #include <stddef.h>
 
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
+#include "transport/test_real_alloc.h"
 
 static struct {
 	long any_in, calloc_in, realloc_in, failed;
@@ -34,7 +33,7 @@ void *calloc(size_t n, size_t size)
 		test_alloc.failed++;
 		return NULL;
 	}
-	return __libc_calloc(n, size);
+	return REAL_ALLOC(calloc)(n, size);
 }
 
 void *realloc(void *p, size_t size);
@@ -45,7 +44,7 @@ void *realloc(void *p, size_t size)
 		test_alloc.failed++;
 		return NULL;
 	}
-	return __libc_realloc(p, size);
+	return REAL_ALLOC(realloc)(p, size);
 }
 
 #endif
