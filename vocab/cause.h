@@ -4,7 +4,11 @@
  * of this table. A row is X(NAME, message, hint, qemu): NAME is stable (printed, grepped by
  * the Bats tests, counted by the coverage map), message is one line, hint says what to look
  * at, qemu lists the messages QEMU prints in the same situation, separated by " | ", so a
- * person holding a QEMU log can find the row (docs/protocol.md, 'QEMU error messages').
+ * person holding a QEMU log can find the row (docs/protocol.md, 'QEMU error messages'). A
+ * qemu row is a printf format of QEMU's rdma.c; "[7.2 observed SIDE(, note)] text" is a line
+ * a real QEMU 7.2 printed on that side; "[8.2 read SIDE(, note)] FORMAT" is QEMU 8.2's
+ * format for that side, read from its source, not observed (docs/profiles-research.md,
+ * section 10: commit and function of each); "(...)" is commentary.
  *
  * Functions return 0 or a negative cause code (-CAUSE_x); details (block, chunk, rkey, the
  * work-completion status) travel beside it in a struct cause_ctx. */
