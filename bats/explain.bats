@@ -65,20 +65,41 @@ logs_of() {  # logs_of A+B -> the paths, one word each
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "$L/72-dst-chunk-64m-source.log: dst log (inferred from its lines), 6 line(s), 4 placed" ]
-  [ "${lines[1]}" = "1. REMOTE_ACCESS_ERROR (score 280, dst side): an RDMA WRITE was rejected by the destination (IBV_WC_REM_ACCESS_ERR)" ]
+  [ "${lines[1]}" = "1. REMOTE_ACCESS_ERROR (score 333, dst side): an RDMA WRITE was rejected by the destination (IBV_WC_REM_ACCESS_ERR)" ]
   [[ "$output" == *"72-dst-chunk-64m-source.log:3: ibv_poll_cq wrid=CONTROL RECV!"$'\n'"       = [7.2 observed dst]"* ]]
+  # a line 8.2 prints too reads as its format; with ibv_poll_cq status lines the log is not 8.2's
+  [[ "$output" == *"72-dst-chunk-64m-source.log:4: qemu-system-x86_64: rdma migration: recv polling control error!"$'\n'"       = [8.2 read dst]"* ]]
   [[ "$output" == *"QEMU versions: 7.2 (profile qemu-7.2, QEMU 6.2 .. 8.0, 8.1.3 .. 8.1.x); <= 8.1 (ibv_poll_cq status lines; 8.2 prints none)"* ]]
   [[ "$output" == *"hint: the write fell outside the memory the destination registered"* ]]
   [[ "$output" == *"reproduce: migbed run $MIGBED_SCENARIOS/model-mismatch-64m-to-1m.scn"* ]]
   # a printf format's fields are quoted; a 6.1 trace is the shared-CQ versions
   run "$MIGBED" explain "$L/hw-src-ram-blocks-mismatch.log"
-  [[ "$output" == *'= "ram blocks mismatch (Number of blocks %d vs %d)" with 3, 4'* ]]
+  [[ "$output" == *'= [8.2 read src] "ram blocks mismatch (Number of blocks %d vs %d)" with 3, 4'* ]]
   run "$MIGBED" explain "$L/hw-libvirt-dst-guest1.log"
   [[ "$output" == *'hw-libvirt-dst-guest1.log:12: 2026-03-02T10:15:07.418230Z qemu-system-x86_64: rdma: Too many requests in this message (3254779904).Bailing.'* ]]
   [[ "$output" == *'with 3254779904'* ]]
   run "$MIGBED" explain "$L/hw-61-dst-shared-cq-hang.log"
   [[ "$output" == *"QEMU versions: shared CQ (profile qemu-6.1, QEMU .. 6.1)"* ]]
   [[ "$output" == *"reproduce: migbed run $MIGBED_SCENARIOS/profile-qemu61-dst-drops-message.scn"* ]]
+}
+
+@test "a log in QEMU 8.2's words (hand-written from its source) names its cause and 8.2 as the version" {
+  run "$MIGBED" explain "$L/82-dst-bad-compress.log" --json "$BATS_TEST_TMPDIR/c.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$L/82-dst-bad-compress.log: dst log (inferred from its lines), 1 line(s), 1 placed" ]
+  [[ "${lines[1]}" == "1. BAD_COMPRESS (score "*", dst side): "* ]]
+  [[ "$output" == *'= [8.2 read dst, a non-zero value] "rdma: Zero page with non-zero (%d) value" with 255'* ]]
+  [[ "$output" == *"   QEMU versions: 8.2 (profile qemu-8.2, QEMU 8.2 .. 11.0)"$'\n'* ]]
+  [[ "$output" != *"profile qemu-11.1"* ]]
+  [ "$(jq -r '.causes[0].cause' "$BATS_TEST_TMPDIR/c.json")" = BAD_COMPRESS ]
+  # the version-2 refusal: the first line is 7.2's too, the second only 8.2's (7.2 crashed)
+  run "$MIGBED" explain "$L/82-dst-version-2.log"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[1]}" == "1. VERSION_UNSUPPORTED (score "* ]]
+  [[ "$output" == *"82-dst-version-2.log:2: qemu-system-x86_64: RDMA ERROR: Migration initialization failed"$'\n'"       = [8.2 read dst]"* ]]
+  [[ "$output" == *"QEMU versions: 7.2 (profile qemu-7.2, QEMU 6.2 .. 8.0, 8.1.3 .. 8.1.x); 8.2 (profile qemu-8.2, QEMU 8.2 .. 11.0)"* ]]
 }
 
 @test "the two sides' logs combine: the chunk-size mismatch pair, by position, by flag or swapped" {

@@ -93,8 +93,54 @@ LATE=(--fault 'wc.send@dst #2 -> delay(1ms)' --expect-fired 1)
   [[ "$output" == *"qemu-7.2 dst log (observed): load of migration failed: Operation not permitted"* ]]
   [ "$(jq -r '.dst.qemu_log | length' "$BATS_TEST_TMPDIR/r.json")" = 3 ]
   [ "$(jq -r '.dst.qemu_log[0]' "$BATS_TEST_TMPDIR/r.json")" = "ibv_poll_cq wc.status=5 Work Request Flushed Error!" ]
-  # 11.1 was not observed: no lines are made up for it
-  [ "$(jq -r '.src.qemu_log | length' "$BATS_TEST_TMPDIR/r.json")" = 0 ]
+  [ "$(jq -r '.dst.qemu_log_kind' "$BATS_TEST_TMPDIR/r.json")" = observed ]
+  # 11.1 was not observed and its rdma.c not read: it prints 8.2's lines, and says they are 8.2's
+  [[ "$output" == *"qemu-11.1 src log (from QEMU 8.2's source; seen waiting for a control SEND): rdma migration: send polling control error"* ]]
+  [ "$(jq -r '.src.qemu_log_kind + " " + .src.qemu_log_version' "$BATS_TEST_TMPDIR/r.json")" = "source 8.2" ]
+  [[ "$output" != *"qemu-11.1 src log (observed)"* ]]
+}
+
+@test "a side playing QEMU 8.2 shows 8.2's lines read from its source, labelled so, filled from the run (human and JSON)" {
+  # the chunk-size mismatch's destination: 8.2 prints no wc.status line, only the caller's message
+  run "$MIGBED" run --guest 64M --duration-ms 300 --src-impl qemu-11.1 --chunk-size 64M --dst-impl qemu-8.2 \
+    --expect failed:REMOTE_ACCESS_ERROR --json "$BATS_TEST_TMPDIR/r.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"  qemu-8.2 dst log (from QEMU 8.2's source): rdma migration: recv polling control error!"$'\n'* ]]
+  # a field migbed does not know stays a conversion
+  [[ "$output" == *"  qemu-8.2 dst log (from QEMU 8.2's source): load of migration failed: %s"$'\n'* ]]
+  [[ "$output" != *"qemu-8.2 dst log (observed)"* ]]
+  [ "$(jq -r '.dst.qemu_log_kind + " " + .dst.qemu_log_version' "$BATS_TEST_TMPDIR/r.json")" = "source 8.2" ]
+  [ "$(jq -r '.dst.qemu_log | join("|")' "$BATS_TEST_TMPDIR/r.json")" = \
+    "rdma migration: recv polling control error!|load of migration failed: %s" ]
+  [ "$(jq -r '.dst.qemu_log_notes | length' "$BATS_TEST_TMPDIR/r.json")" = 2 ]
+  [ "$(jq '[.dst.qemu_log[] | select(contains("ibv_poll_cq"))] | length' "$BATS_TEST_TMPDIR/r.json")" = 0 ]
+  # the message types are filled from the side's own detail (QEMU's wording of the same check)
+  run "$MIGBED" run "${SMALL[@]}" --src-impl qemu-8.2 --fault 'reg_mr@dst #4 -> errno(ENOMEM)' \
+    --expect failed:DEST_REG_FAILED --json "$BATS_TEST_TMPDIR/s.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"  qemu-8.2 src log (from QEMU 8.2's source): Was expecting a REGISTER RESULT (8) control message, but got: ERROR (1), length: 0"* ]]
+  [ "$(jq -r '.src.qemu_log[0]' "$BATS_TEST_TMPDIR/s.json")" = \
+    "Was expecting a REGISTER RESULT (8) control message, but got: ERROR (1), length: 0" ]
+  # the same run with a migbed source: no QEMU lines, and JSON says there is no kind
+  run "$MIGBED" run "${SMALL[@]}" --fault 'reg_mr@dst #4 -> errno(ENOMEM)' --expect failed:DEST_REG_FAILED \
+    --json "$BATS_TEST_TMPDIR/m.json"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *" src log ("* ]]
+  [ "$(jq -r '.src.qemu_log_kind' "$BATS_TEST_TMPDIR/m.json")" = null ]
+  [ "$(jq -r '.src.qemu_log | length' "$BATS_TEST_TMPDIR/m.json")" = 0 ]
+}
+
+@test "migbed profiles says which versions' QEMU lines are observed and which read from the source" {
+  run "$MIGBED" profiles
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"[QEMU 7.2's log lines, observed]"* ]]
+  [[ "$output" == *"[QEMU 8.2's log lines, from its source]"* ]]
+  run "$MIGBED" profiles --json
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq -r '[.profiles[] | .name + "=" + (.observed_log // "-") + "/" + (.source_log // "-")] | join(" ")')" = \
+    "migbed=-/- qemu-6.1=-/- qemu-7.2=7.2/- qemu-8.1=-/- qemu-8.2=-/8.2 qemu-11.1=-/8.2" ]
 }
 
 @test "profile runs are deterministic: the same scenario gives the same event log and JSON" {

@@ -276,20 +276,28 @@ static const struct scn *scenario_for(const struct catalogue *cat, int cause, in
 
 /* --- versions ------------------------------------------------------------------------------------ */
 
-/* The QEMU versions whose messages the cause's lines are: observed rows' tags with their
- * profile, the shared-CQ versions for COMPLETION_DROPPED, <= 8.1 for ibv_poll_cq lines. */
+/* The QEMU versions whose messages the cause's lines are: observed and read rows' versions
+ * with their profile (the first profile of a version: qemu-11.1 prints 8.2's read rows too),
+ * the shared-CQ versions for COMPLETION_DROPPED, <= 8.1 for ibv_poll_cq lines (which no
+ * version with read rows, 8.2 on, prints: such a log is not theirs). */
 static void versions_text(const struct explain_cause *c, char *buf, size_t n)
 {
 	size_t w = 0;
 	buf[0] = '\0';
 	for (int i = 0; i < PROTO_IMPL_COUNT && w < n; i++) {
 		const struct proto_profile *p = proto_profile((enum proto_impl)i);
-		bool observed = p->log_tag && c->versions[0] && strstr(c->versions, p->log_tag);
+		bool tagged = p->log_tag && c->versions[0] && strstr(c->versions, p->log_tag);
+		for (int j = 0; tagged && j < i; j++) {
+			const struct proto_profile *q = proto_profile((enum proto_impl)j);
+			tagged = !q->log_tag || strcmp(q->log_tag, p->log_tag) != 0;
+		}
+		if (tagged && p->log_kind == PROTO_LOG_SOURCE && c->wc_status_lines)
+			tagged = false;
 		bool shared = c->cause == CAUSE_COMPLETION_DROPPED && p->shared_cq;
-		if (!observed && !shared)
+		if (!tagged && !shared)
 			continue;
 		int k = snprintf(buf + w, n - w, "%s%s (profile %s, %s)", w ? "; " : "",
-				 observed ? p->log_tag : "shared CQ", p->name, p->versions);
+				 tagged ? p->log_tag : "shared CQ", p->name, p->versions);
 		w += k > 0 ? (size_t)k : 0;
 	}
 	if (c->wc_status_lines && w < n) {
@@ -511,6 +519,11 @@ static void print_line(FILE *f, const struct explain *x, const struct explain_li
 {
 	fprintf(f, "     %s:%lu: %s\n", explain_log_name(x, (size_t)l->log), l->line_no, l->text);
 	if (l->observed)
+		fprintf(f, "       = %.*s]\n", (int)strcspn(l->row, "]"), l->row);
+	else if (l->read && l->fields[0])
+		fprintf(f, "       = %.*s] \"%s\" with %s\n", (int)strcspn(l->row, "]"), l->row,
+			l->row + strcspn(l->row, "]") + 2, l->fields);
+	else if (l->read)
 		fprintf(f, "       = %.*s]\n", (int)strcspn(l->row, "]"), l->row);
 	else if (l->fields[0])
 		fprintf(f, "       = \"%s\" with %s\n", l->row, l->fields);

@@ -65,15 +65,28 @@ int cmd_profiles(int argc, char **argv)
 				continue;
 			printf(json ? "%s\"%s\"" : "%s%s", k++ ? (json ? "," : " ") : "", flags[f].name);
 		}
+		bool observed = p->log_kind == PROTO_LOG_OBSERVED, source = p->log_kind == PROTO_LOG_SOURCE;
 		if (json) {
+			/* observed_log: the version whose observed lines it prints; source_log: the
+			 * version whose lines, read from its source, it prints */
 			printf("],\"observed_log\":");
-			if (p->log_tag)
+			if (observed)
+				json_string(stdout, p->log_tag);
+			else
+				printf("null");
+			printf(",\"source_log\":");
+			if (source)
 				json_string(stdout, p->log_tag);
 			else
 				printf("null");
 			printf("}");
 		} else {
-			printf("%s%s\n", k ? "" : "(none)", p->log_tag ? "  [observed QEMU log lines]" : "");
+			printf("%s", k ? "" : "(none)");
+			if (observed)
+				printf("  [QEMU %s's log lines, observed]", p->log_tag);
+			else if (source)
+				printf("  [QEMU %s's log lines, from its source]", p->log_tag);
+			printf("\n");
 		}
 	}
 	if (json)

@@ -2,8 +2,10 @@
 #include "cli/run_report.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "run/explain.h"
 
 /* "3" or ">0" */
 static void fired_text(const struct runcfg_fired *w, char *buf, size_t n)
@@ -78,15 +80,39 @@ static void print_side(FILE *f, const char *side, enum proto_impl impl, bool com
 		fprintf(f, "%s: stopped (no cause of its own)\n", name);
 }
 
-/* A side playing a QEMU version that was observed failing this way (the run's cause): the
- * lines that side printed (the cause table's rows "[7.2 observed dst] ..."). */
-static void print_qemu_lines(FILE *f, enum proto_impl impl, enum vocab_side side, int cause)
+/* The next line a side playing impl prints for the cause (proto_profile_qemu_line): an
+ * observed line as it is; a format read from QEMU's source filled with the values of the
+ * side's own detail where that detail says the same thing in QEMU's words (migbed words its
+ * checks as QEMU does: "Was expecting a READY (2) control message, but got: ERROR (1)..."),
+ * else left as the format, its conversions visible. */
+static int qemu_line(const struct proto_profile *p, int cause, enum vocab_side side, const struct cause_ctx *cx,
+		     size_t *pos, char *line, size_t n, char *note, size_t note_n)
+{
+	if (!cause || !proto_profile_qemu_line(p, cause, side, pos, line, n, note, note_n))
+		return 0;
+	char filled[512];
+	if (p->log_kind == PROTO_LOG_SOURCE && strchr(line, '%') && cx &&
+	    explain_row_fill(line, cx->detail, filled, sizeof filled) == 1)
+		snprintf(line, n, "%s", filled);
+	return 1;
+}
+
+/* A side playing a QEMU version whose lines for the run's cause are known: those lines, each
+ * labelled with how it is known ("observed": a real QEMU 7.2 printed it; "from QEMU 8.2's
+ * source": a format string read from that version's rdma.c, and the situation it needs). */
+static void print_qemu_lines(FILE *f, enum proto_impl impl, enum vocab_side side, int cause,
+			     const struct cause_ctx *cx)
 {
 	const struct proto_profile *p = proto_profile(impl);
-	char line[512];
+	char line[512], note[96];
 	size_t pos = 0;
-	while (cause && proto_profile_qemu_line(p, cause, side, &pos, line, sizeof line))
-		fprintf(f, "  %s %s log (observed): %s\n", p->name, vocab_side_token(side), line);
+	while (qemu_line(p, cause, side, cx, &pos, line, sizeof line, note, sizeof note)) {
+		if (p->log_kind == PROTO_LOG_OBSERVED)
+			fprintf(f, "  %s %s log (observed): %s\n", p->name, vocab_side_token(side), line);
+		else
+			fprintf(f, "  %s %s log (from QEMU %s's source%s%s): %s\n", p->name, vocab_side_token(side),
+				p->log_tag, note[0] ? "; " : "", note, line);
+	}
 }
 
 static void print_human(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o, FILE *f)
@@ -113,8 +139,8 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 				(unsigned long long)(m->chunk_bytes_src >> 20), (unsigned long long)(c->dst_chunk_bytes >> 20));
 		if (cause_qemu(o->cause)[0])
 			fprintf(f, "  QEMU prints: %s\n", cause_qemu(o->cause));
-		print_qemu_lines(f, c->src_impl, VOCAB_SIDE_SRC, o->cause);
-		print_qemu_lines(f, c->dst_impl, VOCAB_SIDE_DST, o->cause);
+		print_qemu_lines(f, c->src_impl, VOCAB_SIDE_SRC, o->cause, &o->src);
+		print_qemu_lines(f, c->dst_impl, VOCAB_SIDE_DST, o->cause, &o->dst);
 	}
 	if (m->chunk_bytes_src != c->chunk_bytes)
 		fprintf(f, "chunk size: the source was configured with %lluM and used %lluM (negotiated)\n",
@@ -129,14 +155,18 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 	fprintf(f, "\n");
 }
 
-/* {"completed":B,"cause":NAME,"detail":TEXT,"impl":NAME,"qemu_log":[TEXT...]}: qemu_log, the
- * lines the QEMU version the side plays was observed to print when a migration failed with
- * the run's cause (run_cause; [] if none or the run completed). */
+/* {"completed":B,"cause":NAME,"detail":TEXT,"impl":NAME,"qemu_log":[TEXT...],
+ * "qemu_log_kind":"observed"|"source"|null,"qemu_log_version":"7.2"|"8.2"|null,
+ * "qemu_log_notes":[TEXT...]}: qemu_log, the lines the QEMU version the side plays prints
+ * when a migration fails with the run's cause (run_cause; [] if none or the run completed),
+ * as print_qemu_lines has them; qemu_log_kind, how they are known (observed from a real
+ * QEMU, or format strings read from its source), of which version; qemu_log_notes, each
+ * line's situation ("" if none), index for index. */
 static void json_side(FILE *f, enum proto_impl impl, enum vocab_side side, int run_cause, bool completed,
 		      const struct cause_ctx *cx)
 {
 	const struct proto_profile *p = proto_profile(impl);
-	char line[512];
+	char line[512], note[96];
 	size_t pos = 0;
 	fprintf(f, "{\"completed\":%s,\"cause\":", completed ? "true" : "false");
 	json_string(f, cause_name(cx->cause));
@@ -145,9 +175,24 @@ static void json_side(FILE *f, enum proto_impl impl, enum vocab_side side, int r
 	fprintf(f, ",\"impl\":");
 	json_string(f, p->name);
 	fprintf(f, ",\"qemu_log\":[");
-	for (int i = 0; run_cause && proto_profile_qemu_line(p, run_cause, side, &pos, line, sizeof line); i++) {
+	for (int i = 0; qemu_line(p, run_cause, side, cx, &pos, line, sizeof line, NULL, 0); i++) {
 		fprintf(f, "%s", i ? "," : "");
 		json_string(f, line);
+	}
+	fprintf(f, "],\"qemu_log_kind\":");
+	if (p->log_kind == PROTO_LOG_NONE)
+		fprintf(f, "null,\"qemu_log_version\":null");
+	else {
+		json_string(f, p->log_kind == PROTO_LOG_OBSERVED ? "observed" : "source");
+		fprintf(f, ",\"qemu_log_version\":");
+		json_string(f, p->log_tag);
+	}
+	fprintf(f, ",\"qemu_log_notes\":[");
+	pos = 0;
+	for (int i = 0; run_cause && proto_profile_qemu_line(p, run_cause, side, &pos, line, sizeof line, note, sizeof note);
+	     i++) {
+		fprintf(f, "%s", i ? "," : "");
+		json_string(f, note);
 	}
 	fprintf(f, "]}");
 }

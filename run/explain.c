@@ -16,6 +16,7 @@
 #define LOG_LINES_MAX (1ul << 22)     /* physical lines read per log */
 #define JSON_BYTES_MAX (1ul << 20)    /* a JSON log is read whole, up to this */
 #define OBSERVED_BONUS 20
+#define READ_BONUS 10
 #define STATUS_FACTOR 3
 #define AFTERMATH_DIVISOR 4
 
@@ -29,8 +30,9 @@ struct tok {
 
 struct pattern {
 	int cause;
-	int side;                  /* observed rows: the side QEMU printed it on; else -1 */
-	bool observed;
+	int side;                  /* observed and read rows: the side QEMU prints it on; else -1 */
+	bool observed;             /* "[7.2 observed dst] text": a real QEMU's exact line */
+	bool read;                 /* "[8.2 read dst] FORMAT": a format read from QEMU's source */
 	bool status_line;          /* names a work-completion status: "ibv_poll_cq wc.status=" */
 	bool aftermath;            /* a line every failure ends with: it says that, not why */
 	char version[16];          /* "7.2"; "" */
@@ -161,7 +163,8 @@ static int tokenize(struct pattern *p, const char *text, bool literal)
 	return p->lit_len ? 0 : -EINVAL;
 }
 
-/* "7.2 observed dst, wrong rkey" -> version, side, note. -EINVAL if it is not that shape. */
+/* "7.2 observed dst, wrong rkey" or "8.2 read src" -> version, side, note, and which kind.
+ * -EINVAL if it is not that shape. */
 static int parse_observed_tag(struct pattern *p, const char *tag, size_t n)
 {
 	char t[160];
@@ -169,12 +172,17 @@ static int parse_observed_tag(struct pattern *p, const char *tag, size_t n)
 		return -EINVAL;
 	memcpy(t, tag, n);
 	t[n] = '\0';
-	char *obs = strstr(t, " observed ");
-	if (!obs || (size_t)(obs - t) >= sizeof p->version)
+	const char *word = " observed ";
+	char *obs = strstr(t, word);
+	if (!obs) {
+		word = " read ";
+		obs = strstr(t, word);
+	}
+	if (!obs || obs == t || (size_t)(obs - t) >= sizeof p->version)
 		return -EINVAL;
 	memcpy(p->version, t, (size_t)(obs - t));
 	p->version[obs - t] = '\0';
-	char *sd = obs + strlen(" observed ");
+	char *sd = obs + strlen(word);
 	size_t sl = strcspn(sd, ",: ");
 	char side[8];
 	if (sl >= sizeof side)
@@ -188,7 +196,8 @@ static int parse_observed_tag(struct pattern *p, const char *tag, size_t n)
 	while (*note && strchr(",: ", *note))
 		note++;
 	snprintf(p->note, sizeof p->note, "%s", note);
-	p->observed = true;
+	p->observed = word[1] == 'o';
+	p->read = !p->observed;
 	return 0;
 }
 
@@ -341,6 +350,50 @@ int explain_row_match(const char *row, const char *text, char *fields, size_t n)
 		return 0;
 	if (fields && n)
 		fields_text(&p, &cap, fields, n);
+	return 1;
+}
+
+/* The decimal digits at s (len bytes, an optional '-') are a value an int holds. */
+static bool fits_int(const char *s, size_t len)
+{
+	char buf[24];
+	if (len >= sizeof buf)
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	long long v = strtoll(buf, NULL, 10);
+	return errno == 0 && v >= INT32_MIN && v <= INT32_MAX;
+}
+
+int explain_row_fill(const char *format, const char *text, char *out, size_t n)
+{
+	static struct pattern p;               /* large: not on the stack */
+	struct capture cap;
+	if (!out || !n || !format || !text || format[0] == '[' || format[0] == '(')
+		return -1;
+	int rc = compile_row(&p, CAUSE_FIRST, format, strlen(format));
+	if (rc <= 0)
+		return -1;
+	if (!match_line(&p, text, &cap))
+		return 0;
+	const char *from = cap.at[0];
+	size_t len = 0;
+	for (int i = 0; i < p.ntok; i++) {
+		size_t tl = cap.len[i];
+		if (p.tok[i].kind == TOK_INT && !fits_int(cap.at[i], tl))
+			return 0;   /* QEMU's %d of a larger uint32: what it prints is not known here */
+		if (i + 1 == p.ntok && p.tok[i].kind == TOK_STR) {   /* a last %s: up to migbed's " (" */
+			const char *paren = strstr(cap.at[i], " (");
+			if (paren && (size_t)(paren - cap.at[i]) < tl)
+				tl = (size_t)(paren - cap.at[i]);
+		}
+		len = (size_t)(cap.at[i] - from) + tl;
+	}
+	if (len >= n)
+		len = n - 1;
+	memcpy(out, from, len);
+	out[len] = '\0';
 	return 1;
 }
 
@@ -593,7 +646,7 @@ static int infer_side(const struct explain *x, const struct log *l)
 		unsigned seen = l->m[i].marks;
 		for (int j = 0; j < l->m[i].npats; j++) {
 			const struct pattern *p = &x->pat[l->m[i].pats[j]];
-			if (p->observed)
+			if (p->observed || p->read)
 				seen |= 1u << p->side;
 		}
 		for (int s = 0; s < VOCAB_SIDE_COUNT; s++)
@@ -634,11 +687,13 @@ static void infer_sides(struct explain *x)
 /* A pattern's weight on a line of a log of this side; 0 when it does not apply. */
 static long weight(const struct pattern *p, int side)
 {
-	if (p->observed && side >= 0 && p->side != side)
+	if ((p->observed || p->read) && side >= 0 && p->side != side)
 		return 0;
 	long w = (long)p->lit_len;
 	if (p->observed)
 		w += side >= 0 ? OBSERVED_BONUS : OBSERVED_BONUS / 2;
+	if (p->read)
+		w += side >= 0 ? READ_BONUS : READ_BONUS / 2;
 	if (p->aftermath)
 		w /= AFTERMATH_DIVISOR;
 	return p->status_line ? w * STATUS_FACTOR : w;
@@ -665,9 +720,9 @@ static void credit(struct explain *x, size_t k, const struct mline *m, int ci, i
 	a->pub.score += w;
 	if (l->side >= 0)
 		a->side_score[l->side] += w;
-	else if (p->observed)
+	else if (p->observed || p->read)
 		a->side_score[p->side] += w;
-	if (p->observed) {
+	if (p->observed || p->read) {
 		add_word(a->versions, sizeof a->versions, p->version, " ");
 		add_word(a->notes, sizeof a->notes, p->note, "; ");
 	}
@@ -680,7 +735,8 @@ static void credit(struct explain *x, size_t k, const struct mline *m, int ci, i
 		if (match_line(p, m->text, &cap))
 			fields_text(p, &cap, a->fields[j], sizeof a->fields[j]);
 		a->lines[j] = (struct explain_line){ .log = (int)k, .line_no = m->line_no, .text = m->text,
-						     .row = p->row, .fields = a->fields[j], .observed = p->observed };
+						     .row = p->row, .fields = a->fields[j], .observed = p->observed,
+						     .read = p->read };
 	}
 	a->pub.n_lines++;
 }

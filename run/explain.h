@@ -3,13 +3,15 @@
  * The patterns are the cause table's qemu column (vocab/cause.h), split on " | ": a plain row
  * is a printf format of QEMU's rdma.c whose conversions (%d %u %lu %x %s ...) match fields;
  * "[7.2 observed dst, NOTE] text" is a line a real QEMU 7.2 printed on that side (exact text);
+ * "[8.2 read dst, NOTE] FORMAT" is a format of QEMU 8.2's source that version prints on that
+ * side (a printf format, as a plain row, with a version and a side);
  * "(trace) text" and "(QEMU 7.2) text" are patterns with a tag; a row wholly in parentheses is
  * commentary. A pattern matches anywhere in a line, so prefixes ("qemu-system-x86_64: ",
  * libvirt and -msg timestamps, trace event names) and glued lines need no special case.
  *
  * Scoring (per line, then summed per cause): the most specific reading(s) of a line take it;
  * a reading weighs its literal characters, +20 when it is an observed row of the log's own
- * side, x3 when the line names a work-completion status ("ibv_poll_cq wc.status="), a
+ * side (+10 a read row; half of either when the log's side is unknown), x3 when the line names a work-completion status ("ibv_poll_cq wc.status="), a
  * quarter when it is what every failure ends with ("load of migration failed", "RDMA is in an
  * error state ...", "Early error. Sending error."); every
  * cause that reads a line equally well gets its whole weight (the log cannot tell them apart,
@@ -40,6 +42,7 @@ struct explain_line {
 	const char *row;             /* the cause table's row it fits ("[7.2 observed dst] ...") */
 	const char *fields;          /* the format's fields, ", "-separated ("1, 2"); "" if none */
 	bool observed;               /* an observed row (a real QEMU's exact line) */
+	bool read;                   /* a read row (a format of a QEMU version's source) */
 };
 
 /* One cause the logs fit. */
@@ -48,8 +51,8 @@ struct explain_cause {
 	int side;                    /* enum vocab_side of the log that weighs most; -1 unknown */
 	long score;
 	size_t n_lines;              /* lines read as this cause (at most EXPLAIN_KEEP_LINES kept) */
-	const char *versions;        /* "7.2" (observed rows' tags, space-separated); "" if none */
-	const char *notes;           /* the observed rows' situations ("wrong rkey"); "" if none */
+	const char *versions;        /* "7.2 8.2" (observed and read rows' versions); "" if none */
+	const char *notes;           /* those rows' situations ("wrong rkey"); "" if none */
 	bool wc_status_lines;        /* a line read as it is QEMU's "ibv_poll_cq ..." (<= 8.1 prints it) */
 	size_t missing;              /* its observed rows for the logs' sides that no line matched */
 };
@@ -91,5 +94,12 @@ const char *explain_log_line(const struct explain *x, size_t k, size_t j, unsign
  * piece, tag included) match text? Fields go to fields (", "-separated). 1 yes, 0 no, -1 the
  * row is commentary. Uses one static pattern: not for concurrent use. */
 int explain_row_match(const char *row, const char *text, char *fields, size_t n);
+
+/* A format (a plain row of the table, or a read row's text without its tag) filled with the
+ * values of the first place text matches it: the matched part of text, written to out (n
+ * bytes, truncated); a last %s stops before a " (" (migbed's own annotation). 1 filled, 0 the
+ * text does not match or a %d's value is out of int's range (what QEMU's %d of a larger
+ * uint32 prints is not established; out untouched), -1 not a format. Same static pattern as above. */
+int explain_row_fill(const char *format, const char *text, char *out, size_t n);
 
 #endif

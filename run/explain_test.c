@@ -52,11 +52,35 @@ static void test_tags_and_commentary(void **state)
 					   "anything", f, sizeof f), -1);
 }
 
-/* Every observed row of the table matches its own text: the table and the matcher agree. */
+/* A printf format with sample values: numbers 7 (hex 7f), strings "x". */
+static void sample_line(const char *fmt, char *out, size_t n)
+{
+	size_t w = 0;
+	for (const char *s = fmt; *s && w + 4 < n; s++) {
+		if (*s != '%') {
+			out[w++] = *s;
+			continue;
+		}
+		if (s[1] == '%') {
+			out[w++] = *++s;
+			continue;
+		}
+		while (*s && !strchr("diuxXsp", *s))
+			s++;
+		const char *v = *s == 's' ? "x" : *s == 'x' ? "7f" : "7";
+		w += (size_t)snprintf(out + w, n - w, "%s", v);
+		if (!*s)
+			break;
+	}
+	out[w] = '\0';
+}
+
+/* Every observed row of the table matches its own text, every read row its format with
+ * sample values: the table and the matcher agree. */
 static void test_every_observed_row_matches_itself(void **state)
 {
 	(void)state;
-	int rows = 0;
+	int rows = 0, read = 0;
 	for (int c = CAUSE_FIRST; c < CAUSE_END; c++) {
 		const char *all = cause_qemu(c);
 		while (*all) {
@@ -67,15 +91,23 @@ static void test_every_observed_row_matches_itself(void **state)
 			memcpy(row, all, len);
 			row[len] = '\0';
 			const char *close = strchr(row, ']');
-			if (row[0] == '[') {
+			if (row[0] == '[' && strstr(row, " observed ") && strstr(row, " observed ") < close) {
 				assert_non_null(close);
 				assert_int_equal(explain_row_match(row, close + 2, NULL, 0), 1);
 				rows++;
+			} else if (row[0] == '[') {                /* a read row: its format, filled */
+				char text[512];
+				assert_non_null(close);
+				sample_line(close + 2, text, sizeof text);
+				if (explain_row_match(row, text, NULL, 0) != 1)
+					fail_msg("row '%s' does not match '%s'", row, text);
+				read++;
 			}
 			all += len + (end ? 3 : 0);
 		}
 	}
 	assert_true(rows > 50);
+	assert_true(read > 50);
 }
 
 static struct explain *explain_text(const char *a, int side_a, const char *b, int side_b)
@@ -92,6 +124,58 @@ static struct explain *explain_text(const char *a, int side_a, const char *b, in
 		fclose(f);
 	}
 	return x;
+}
+
+/* "[8.2 read dst] FORMAT": a printf format with a version and a side; filling a format. */
+static void test_read_rows_and_fill(void **state)
+{
+	(void)state;
+	char f[128];
+	const char *row = "[8.2 read dst, a non-zero value] rdma: Zero page with non-zero (%d) value";
+	assert_int_equal(explain_row_match(row, "qemu-system-x86_64: rdma: Zero page with non-zero (255) value", f,
+					   sizeof f), 1);
+	assert_string_equal(f, "255");
+	assert_int_equal(explain_row_match("[8.2 read dst", "x", f, sizeof f), -1);   /* no ']' */
+	assert_int_equal(explain_row_fill("Was expecting a %s (%d) control message, but got: %s (%d), length: %d",
+					  "Was expecting a READY (2) control message, but got: ERROR (1), length: 0 (more)",
+					  f, sizeof f), 1);
+	assert_string_equal(f, "Was expecting a READY (2) control message, but got: ERROR (1), length: 0");
+	/* a last %s stops before migbed's " (": the QEMU part only */
+	assert_int_equal(explain_row_fill("Unknown control message %s",
+					  "Unknown control message ERROR (the source sent ERROR during a round)", f, sizeof f), 1);
+	assert_string_equal(f, "Unknown control message ERROR");
+	/* not the same message, or a %d QEMU would print from a larger uint32: not filled */
+	strcpy(f, "keep");
+	assert_int_equal(explain_row_fill("too long length: %d", "Malformed length: 5 byte_len 3", f, sizeof f), 0);
+	assert_int_equal(explain_row_fill("rdma: Zero page with non-zero (%d) value",
+					  "rdma: Zero page with non-zero (4278190080) value", f, sizeof f), 0);
+	assert_string_equal(f, "keep");
+	assert_int_equal(explain_row_fill("[8.2 read dst] x %d", "x 1", f, sizeof f), -1);
+	/* a short buffer: cut */
+	char small[6];
+	assert_int_equal(explain_row_fill("too long length: %d", "too long length: 17", small, sizeof small), 1);
+	assert_string_equal(small, "too l");
+}
+
+/* A log in QEMU 8.2's words: the cause, the side from the read rows, and 8.2 as the version. */
+static void test_rank_8_2_log(void **state)
+{
+	(void)state;
+	struct explain *x = explain_text("qemu-system-x86_64: rdma: Zero page with non-zero (255) value\n",
+					 EXPLAIN_SIDE_ANY, NULL, 0);
+	assert_true(explain_rank(x) >= 1);
+	const struct explain_cause *c = explain_cause_at(x, 0);
+	assert_int_equal(c->cause, CAUSE_BAD_COMPRESS);
+	assert_string_equal(c->versions, "8.2");
+	assert_string_equal(c->notes, "a non-zero value");
+	bool inferred;
+	assert_int_equal(explain_log_side(x, 0, &inferred), VOCAB_SIDE_DST);
+	assert_true(inferred);
+	const struct explain_line *l = explain_cause_line(x, 0, 0);
+	assert_true(l->read);
+	assert_false(l->observed);
+	assert_string_equal(l->fields, "255");
+	explain_free(x);
 }
 
 static void test_rank_dest_reg_failed(void **state)
@@ -182,16 +266,16 @@ static void test_sides(void **state)
 	(void)state;
 	const char *line = "qemu-system-x86_64: too long length: 1073741840\n";
 	struct explain *x = explain_text(line, VOCAB_SIDE_DST, NULL, 0);
-	assert_int_equal(explain_rank(x), 1);                     /* the generic format only */
+	assert_int_equal(explain_rank(x), 1);       /* 7.2's src line does not apply: 8.2's dst format */
 	assert_int_equal(explain_cause_at(x, 0)->cause, CAUSE_MESSAGE_MALFORMED);
-	assert_string_equal(explain_cause_at(x, 0)->versions, "");
+	assert_string_equal(explain_cause_at(x, 0)->versions, "8.2");   /* [8.2 read dst] too long length: %d */
 	explain_free(x);
 	x = explain_text(line, VOCAB_SIDE_SRC, NULL, 0);
 	explain_rank(x);
-	assert_string_equal(explain_cause_at(x, 0)->versions, "7.2");   /* [7.2 observed src] */
+	assert_string_equal(explain_cause_at(x, 0)->versions, "7.2");   /* [7.2 observed src]: the exact line wins */
 	explain_free(x);
-	x = explain_text("qemu-system-x86_64: rdma migration: polling error\n", EXPLAIN_SIDE_ANY,
-			 "qemu-system-x86_64: Failed to use post IB SEND for control\n", EXPLAIN_SIDE_ANY);
+	x = explain_text("qemu-system-x86_64: Failed to use post IB SEND for control\n", EXPLAIN_SIDE_ANY,
+			 "qemu-system-x86_64: could not resolve rdma route\n", EXPLAIN_SIDE_ANY);
 	explain_rank(x);
 	bool inferred;
 	assert_int_equal(explain_log_side(x, 0, &inferred), VOCAB_SIDE_SRC);
@@ -247,6 +331,8 @@ int main(void)
 		cmocka_unit_test(test_status_line_and_aftermath),
 		cmocka_unit_test(test_consequence_after_primary),
 		cmocka_unit_test(test_sides),
+		cmocka_unit_test(test_read_rows_and_fill),
+		cmocka_unit_test(test_rank_8_2_log),
 		cmocka_unit_test(test_missing_observed_rows),
 		cmocka_unit_test(test_json_and_nothing),
 	};

@@ -23,7 +23,8 @@ static const struct proto_profile profiles[PROTO_IMPL_COUNT] = {
 		.name = "qemu-7.2", .versions = "QEMU 6.2 .. 8.0, 8.1.3 .. 8.1.x",
 		.summary = "separate send and recv CQs; polling errors between pages ignored; a non-zero COMPRESS fills the range",
 		.qemu = true, .error_as_ready = true, .compress_fill = true,
-		.swallow_poll_error = true, .uninit_header = true, .accept_returns_ok = true, .log_tag = "7.2",
+		.swallow_poll_error = true, .uninit_header = true, .accept_returns_ok = true,
+		.log_tag = "7.2", .log_kind = PROTO_LOG_OBSERVED,
 	},
 	[PROTO_IMPL_QEMU_8_1] = {
 		.name = "qemu-8.1", .versions = "QEMU 8.1.0 .. 8.1.2",
@@ -35,12 +36,13 @@ static const struct proto_profile profiles[PROTO_IMPL_COUNT] = {
 	[PROTO_IMPL_QEMU_8_2] = {
 		.name = "qemu-8.2", .versions = "QEMU 8.2 .. 11.0",
 		.summary = "the 2023 error-handling series: zeroed headers, every polling error fails, a non-zero COMPRESS is refused; 1 MiB chunks",
-		.qemu = true, .error_as_ready = true,
+		.qemu = true, .error_as_ready = true, .log_tag = "8.2", .log_kind = PROTO_LOG_SOURCE,
 	},
 	[PROTO_IMPL_QEMU_11_1] = {
 		.name = "qemu-11.1", .versions = "QEMU 11.1",
 		.summary = "as 8.2, with x-rdma-chunk-size (1 MiB .. 1 GiB; nothing on the wire says which)",
 		.qemu = true, .error_as_ready = true, .chunk_param = true,
+		.log_tag = "8.2", .log_kind = PROTO_LOG_SOURCE,   /* 11.1's rdma.c not read: 8.2's lines */
 	},
 };
 
@@ -72,16 +74,32 @@ size_t proto_profile_names(char *buf, size_t n, const char *sep)
 	return len;
 }
 
-/* The rows of cause_qemu are separated by " | "; an observed row starts "[TAG observed SIDE"
- * and its tag ends at the first ']'. */
+const char *proto_log_kind_word(enum proto_log_kind k)
+{
+	return k == PROTO_LOG_OBSERVED ? "observed" : k == PROTO_LOG_SOURCE ? "read" : NULL;
+}
+
+static void copy_cut(char *dst, size_t n, const char *s, size_t len)
+{
+	if (!dst || !n)
+		return;
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, s, len);
+	dst[len] = '\0';
+}
+
+/* The rows of cause_qemu are separated by " | "; a version's row starts "[TAG WORD SIDE",
+ * then ']' (no note) or ", " / ": " and the note, and its tag ends at the first ']'. */
 int proto_profile_qemu_line(const struct proto_profile *p, int cause, enum vocab_side side, size_t *pos,
-			    char *buf, size_t n)
+			    char *buf, size_t n, char *note, size_t note_n)
 {
 	const char *all = cause_qemu(cause);
+	const char *word = p ? proto_log_kind_word(p->log_kind) : NULL;
 	char want[48];
-	if (!p || !p->log_tag || !all || !n)
+	if (!p || !p->log_tag || !word || !all || !n)
 		return 0;
-	snprintf(want, sizeof want, "[%s observed %s", p->log_tag, vocab_side_token(side));
+	snprintf(want, sizeof want, "[%s %s %s", p->log_tag, word, vocab_side_token(side));
 	size_t wl = strlen(want), total = strlen(all);
 	while (*pos < total) {
 		const char *row = all + *pos;
@@ -91,14 +109,14 @@ int proto_profile_qemu_line(const struct proto_profile *p, int cause, enum vocab
 		const char *close = memchr(row, ']', rl);
 		if (rl <= wl || strncmp(row, want, wl) != 0 || !close || !strchr("],:", row[wl]))
 			continue;
+		const char *nt = row + wl;
+		while (nt < close && strchr(",: ", *nt))
+			nt++;
+		copy_cut(note, note_n, nt, (size_t)(close - nt));
 		const char *text = close + 1;
 		while (text < row + rl && *text == ' ')
 			text++;
-		size_t tl = (size_t)(row + rl - text);
-		if (tl >= n)
-			tl = n - 1;
-		memcpy(buf, text, tl);
-		buf[tl] = '\0';
+		copy_cut(buf, n, text, (size_t)(row + rl - text));
 		return 1;
 	}
 	return 0;

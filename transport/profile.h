@@ -28,8 +28,12 @@
  *                  "succeeds" with nothing set up and QEMU crashes (SIGSEGV) at its first READY
  *   chunk_param    the side has a chunk-size setting (migbed; QEMU 11.1's x-rdma-chunk-size);
  *                  every other QEMU registers 1 MiB chunks
- *   log_tag        the version as the cause table's observed rows name it ("7.2"): the lines
- *                  this QEMU prints for a cause (cause_qemu) are the rows "[TAG observed SIDE ...]"
+ *   log_tag        the version whose lines of the cause table this side prints for a cause
+ *   log_kind       (cause_qemu), and how they were found: "7.2" OBSERVED, the rows
+ *                  "[7.2 observed SIDE ...] text" (lines a real QEMU 7.2 printed); "8.2" SOURCE,
+ *                  the rows "[8.2 read SIDE ...] FORMAT" (QEMU 8.2's format strings, read from
+ *                  its source: docs/profiles-research.md). qemu-11.1 prints 8.2's rows: no 11.1
+ *                  rdma.c was available to read, and its label says they are 8.2's
  * Pure data; no I/O. */
 #ifndef MIGBED_TRANSPORT_PROFILE_H
 #define MIGBED_TRANSPORT_PROFILE_H
@@ -45,6 +49,13 @@ enum proto_impl {
 	PROTO_IMPL_QEMU_8_2,
 	PROTO_IMPL_QEMU_11_1,
 	PROTO_IMPL_COUNT
+};
+
+/* How a profile's QEMU log lines were found (log_kind). */
+enum proto_log_kind {
+	PROTO_LOG_NONE = 0,        /* no lines: migbed, versions neither observed nor read */
+	PROTO_LOG_OBSERVED,        /* "[TAG observed SIDE] text": a real QEMU's exact line */
+	PROTO_LOG_SOURCE,          /* "[TAG read SIDE] FORMAT": a format string of QEMU's source */
 };
 
 /* The names in enum order, as an option's choice list (profile_test.c checks it). */
@@ -63,7 +74,8 @@ struct proto_profile {
 	bool accept_returns_ok;
 	bool flush_on_wrap;
 	bool chunk_param;
-	const char *log_tag;       /* NULL: no observed rows */
+	const char *log_tag;       /* "7.2", "8.2"; NULL: no lines (log_kind NONE) */
+	enum proto_log_kind log_kind;
 };
 
 /* The row of impl (PROTO_IMPL_MIGBED for an out-of-range value). */
@@ -73,11 +85,16 @@ int proto_profile_lookup(const char *name);
 /* The names, joined by sep ("migbed|qemu-6.1|..."), into buf (n bytes); the length. */
 size_t proto_profile_names(char *buf, size_t n, const char *sep);
 
-/* The QEMU log lines this profile's side would print for a cause: the cause table's
- * rows "[TAG observed SIDE...] text" for its log_tag and side, one per call: starting at
- * *pos (0 first), copies the next one's text (without the tag) into buf and advances *pos;
- * 0 when there is none left (or the profile has no tag). */
+/* "observed" (OBSERVED), "read" (SOURCE): the word of the cause table's tags; NULL for NONE. */
+const char *proto_log_kind_word(enum proto_log_kind k);
+
+/* The QEMU log lines this profile's side would print for a cause: the cause table's rows
+ * "[TAG WORD SIDE(, note)] text" for its log_tag, its log_kind's word and side, one per
+ * call: starting at *pos (0 first), copies the next one's text (without the tag) into buf
+ * (n bytes) and, if note is not NULL, the tag's note ("wrong rkey"; "" if none) into note
+ * (note_n bytes), and advances *pos; 0 when there is none left (or the profile has no tag).
+ * Both are truncated to fit. */
 int proto_profile_qemu_line(const struct proto_profile *p, int cause, enum vocab_side side, size_t *pos,
-			    char *buf, size_t n);
+			    char *buf, size_t n, char *note, size_t note_n);
 
 #endif

@@ -57,7 +57,7 @@ static int lines(enum proto_impl impl, int cause, enum vocab_side side, char out
 {
 	size_t pos = 0;
 	int n = 0;
-	while (n < max && proto_profile_qemu_line(proto_profile(impl), cause, side, &pos, out[n], 256))
+	while (n < max && proto_profile_qemu_line(proto_profile(impl), cause, side, &pos, out[n], 256, NULL, 0))
 		n++;
 	return n;
 }
@@ -77,15 +77,59 @@ static void observed_lines_by_version_and_side(void **state)
 	assert_int_equal(lines(PROTO_IMPL_QEMU_7_2, CAUSE_BAD_REGISTER_REQUEST, VOCAB_SIDE_DST, l, 8), 2);
 	assert_string_equal(l[0], "Failed to register chunk!: Invalid argument");
 	assert_int_equal(lines(PROTO_IMPL_QEMU_7_2, CAUSE_VERIFY_MISMATCH, VOCAB_SIDE_SRC, l, 8), 0);
-	/* only versions that were observed have lines; a short buffer truncates */
+	/* versions neither observed nor read have no lines; a short buffer truncates */
 	assert_int_equal(lines(PROTO_IMPL_MIGBED, CAUSE_REMOTE_ACCESS_ERROR, VOCAB_SIDE_SRC, l, 8), 0);
-	assert_int_equal(lines(PROTO_IMPL_QEMU_8_2, CAUSE_REMOTE_ACCESS_ERROR, VOCAB_SIDE_SRC, l, 8), 0);
+	assert_int_equal(lines(PROTO_IMPL_QEMU_6_1, CAUSE_REMOTE_ACCESS_ERROR, VOCAB_SIDE_SRC, l, 8), 0);
+	assert_int_equal(lines(PROTO_IMPL_QEMU_8_1, CAUSE_REMOTE_ACCESS_ERROR, VOCAB_SIDE_DST, l, 8), 0);
 	assert_int_equal(lines(PROTO_IMPL_QEMU_7_2, 0, VOCAB_SIDE_SRC, l, 8), 0);
 	size_t pos = 0;
-	char small[8];
+	char small[8], note[8] = "x";
 	assert_int_equal(proto_profile_qemu_line(proto_profile(PROTO_IMPL_QEMU_7_2), CAUSE_REMOTE_ACCESS_ERROR,
-						 VOCAB_SIDE_SRC, &pos, small, sizeof small), 1);
+						 VOCAB_SIDE_SRC, &pos, small, sizeof small, note, sizeof note), 1);
 	assert_string_equal(small, "ibv_pol");
+	assert_string_equal(note, "wrong r");           /* "[7.2 observed src, wrong rkey]", cut */
+}
+
+/* 8.2 (and 11.1, whose rdma.c was not read) print the rows read from QEMU 8.2's source: its
+ * format strings, per side, never 7.2's observed lines; the notes say the situation. */
+static void read_lines_for_8_2_and_11_1(void **state)
+{
+	char l[8][256], note[96];
+
+	(void)state;
+	assert_int_equal(proto_profile(PROTO_IMPL_QEMU_8_2)->log_kind, PROTO_LOG_SOURCE);
+	assert_int_equal(proto_profile(PROTO_IMPL_QEMU_7_2)->log_kind, PROTO_LOG_OBSERVED);
+	assert_int_equal(proto_profile(PROTO_IMPL_MIGBED)->log_kind, PROTO_LOG_NONE);
+	assert_string_equal(proto_log_kind_word(PROTO_LOG_SOURCE), "read");
+	assert_null(proto_log_kind_word(PROTO_LOG_NONE));
+	/* the chunk mismatch's destination: no wc.status line any more, the caller's message */
+	assert_int_equal(lines(PROTO_IMPL_QEMU_8_2, CAUSE_CHUNK_SIZE_MISMATCH, VOCAB_SIDE_DST, l, 8), 2);
+	assert_string_equal(l[0], "rdma migration: recv polling control error!");
+	assert_string_equal(l[1], "load of migration failed: %s");
+	assert_int_equal(lines(PROTO_IMPL_QEMU_11_1, CAUSE_CHUNK_SIZE_MISMATCH, VOCAB_SIDE_DST, l, 8), 2);
+	assert_string_equal(l[0], "rdma migration: recv polling control error!");
+	for (int i = 0; i < 2; i++)
+		assert_null(strstr(l[i], "ibv_poll_cq"));
+	/* REMOTE_ACCESS_ERROR at the source: one of four, by where the completion is polled */
+	assert_int_equal(lines(PROTO_IMPL_QEMU_8_2, CAUSE_REMOTE_ACCESS_ERROR, VOCAB_SIDE_SRC, l, 8), 4);
+	assert_string_equal(l[1], "rdma migration: send polling control error");
+	size_t pos = 0;
+	char text[256];
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(proto_profile_qemu_line(proto_profile(PROTO_IMPL_QEMU_8_2), CAUSE_REMOTE_ACCESS_ERROR,
+							 VOCAB_SIDE_SRC, &pos, text, sizeof text, note, sizeof note), 1);
+	assert_string_equal(note, "seen waiting for a control SEND");
+	/* a row without a note: "" */
+	pos = 0;
+	assert_int_equal(proto_profile_qemu_line(proto_profile(PROTO_IMPL_QEMU_8_2), CAUSE_TOO_MANY_REQUESTS,
+						 VOCAB_SIDE_DST, &pos, text, sizeof text, note, sizeof note), 1);
+	assert_string_equal(text, "rdma: Too many requests in this message (%d).Bailing.");
+	assert_string_equal(note, "");
+	/* the accept fix (8.2.0): no crash, an error line after the version's */
+	assert_int_equal(lines(PROTO_IMPL_QEMU_8_2, CAUSE_VERSION_UNSUPPORTED, VOCAB_SIDE_DST, l, 8), 2);
+	assert_string_equal(l[1], "RDMA ERROR: Migration initialization failed");
+	/* a side with no read row for a cause: none (VERIFY_MISMATCH: 8.2 prints nothing) */
+	assert_int_equal(lines(PROTO_IMPL_QEMU_8_2, CAUSE_VERIFY_MISMATCH, VOCAB_SIDE_SRC, l, 8), 0);
 }
 
 int main(void)
@@ -94,6 +138,7 @@ int main(void)
 		cmocka_unit_test(names_match_the_option_words),
 		cmocka_unit_test(behaviours_per_version),
 		cmocka_unit_test(observed_lines_by_version_and_side),
+		cmocka_unit_test(read_lines_for_8_2_and_11_1),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -203,12 +203,84 @@ static void test_set_detail_bounded(void **state)
 	assert_int_equal(strlen(cx.detail), CAUSE_DETAIL_MAX - 1);
 }
 
+/* A tagged row of the qemu column, "[VERSION WORD SIDE] text" or "[VERSION WORD SIDE, note]
+ * text" / "[... SIDE: note] text": VERSION digits and dots, WORD "observed" (a real QEMU's
+ * exact line) or "read" (a format read from its source), SIDE "src" or "dst", text not empty.
+ * A read row's every '%' starts a conversion of d i u x s (with l/ll), or is "%%". 1 if so. */
+static int tagged_row_ok(const char *row, size_t len, int *read)
+{
+	char r[512];
+	if (len >= sizeof r || len < 4 || row[0] != '[')
+		return 0;
+	memcpy(r, row, len);
+	r[len] = '\0';
+	char *close = strchr(r, ']');
+	if (!close || close[1] != ' ' || !close[2])
+		return 0;
+	*close = '\0';
+	size_t v = strspn(r + 1, "0123456789.");
+	if (!v || r[1 + v] != ' ')
+		return 0;
+	char *w = r + 2 + v;
+	*read = !strncmp(w, "read ", 5);
+	if (!*read && strncmp(w, "observed ", 9))
+		return 0;
+	char *side = w + (*read ? 5 : 9);
+	if (strncmp(side, "src", 3) && strncmp(side, "dst", 3))
+		return 0;
+	if (side[3] && !strchr(",:", side[3]))
+		return 0;
+	if (side[3] && (side[4] != ' ' || !side[5]))
+		return 0;
+	for (const char *t = close + 2; *read && (t = strchr(t, '%')); t++) {
+		if (t[1] == '%') {
+			t++;
+			continue;
+		}
+		size_t k = 1 + strspn(t + 1, "l");
+		if (!t[k] || !strchr("diuxs", t[k]))
+			return 0;
+	}
+	return 1;
+}
+
+/* Every "[...]" row of the qemu column parses, and there are both kinds. */
+static void test_tagged_rows_parse(void **state)
+{
+	(void)state;
+	int n_observed = 0, n_read = 0, read = 0;
+	assert_true(tagged_row_ok("[8.2 read dst] load of migration failed: %s", 43, &read));
+	assert_true(read);
+	assert_false(tagged_row_ok("[8.2 seen dst] x", 16, &read));
+	assert_false(tagged_row_ok("[8.2 read both] x", 17, &read));
+	assert_false(tagged_row_ok("[8.2 read dst] %q", 17, &read));
+	assert_false(tagged_row_ok("[read dst] x", 12, &read));
+	assert_false(tagged_row_ok("[8.2 read dst]", 14, &read));
+	for (int c = CAUSE_FIRST; c < CAUSE_END; c++) {
+		const char *all = cause_qemu(c);
+		while (*all) {
+			const char *end = strstr(all, " | ");
+			size_t len = end ? (size_t)(end - all) : strlen(all);
+			if (all[0] == '[') {
+				if (!tagged_row_ok(all, len, &read))
+					fail_msg("%s: a tagged row does not parse: %.*s", cause_name(c), (int)len, all);
+				n_read += read;
+				n_observed += !read;
+			}
+			all += len + (end ? 3 : 0);
+		}
+	}
+	assert_true(n_observed > 50);
+	assert_true(n_read > 50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_syntax_checker),
 		cmocka_unit_test(test_rows_complete_and_unique),
 		cmocka_unit_test(test_known_rows),
+		cmocka_unit_test(test_tagged_rows_parse),
 		cmocka_unit_test(test_lookup_round_trip),
 		cmocka_unit_test(test_out_of_range),
 		cmocka_unit_test(test_set_first_wins),
