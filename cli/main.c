@@ -31,6 +31,7 @@ static const struct subcmd subcmds[] = {
 	{ "explain", NULL, cmd_explain, "name the causes QEMU logs fit, with the lines and a reproducing scenario" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
 	{ "replay", NULL, cmd_replay, "rerun a reproducer bundle (--bundle DIR): did it reproduce?" },
+	{ "record", NULL, cmd_record, "record a real process's page-dirtying as a trace (soft-dirty bits)" },
 	{ "options", NULL, cmd_options, "print the one option table of every command (--markdown)" },
 };
 #define N_SUBCMDS (sizeof subcmds / sizeof subcmds[0])

@@ -179,7 +179,7 @@ int record_region_parse(const char *arg, uint64_t page_size, uint64_t *start, ui
 const char *record_block_name(long pid, enum record_kind kind, uint64_t start, char *buf,
 			      size_t buflen)
 {
-	int n = snprintf(buf, buflen, "%ld/%s@%llx", pid, kind_names[kind], (unsigned long long)start);
+	int n = snprintf(buf, buflen, "%ld/%s:%llx", pid, kind_names[kind], (unsigned long long)start);
 	assert(n > 0 && (size_t)n < buflen && n <= TRACE_BLOCK_NAME_MAX);
 	(void)n;
 	return buf;

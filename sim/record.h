@@ -48,7 +48,7 @@ long record_maps_parse(const char *text, const char *file, struct record_map *ou
 int record_region_parse(const char *arg, uint64_t page_size, uint64_t *start, uint64_t *len,
 			struct diag *d);
 
-/* The trace block name of a recorded mapping: "PID/KIND@HEXSTART" ("812/anon@7f3a1c000000"),
+/* The trace block name of a recorded mapping: "PID/KIND:HEXSTART" ("812/anon:7f3a1c000000"),
  * within the trace's name alphabet and length. Returns buf (TRACE_BLOCK_NAME_MAX + 1). */
 const char *record_block_name(long pid, enum record_kind kind, uint64_t start, char *buf,
 			      size_t buflen);

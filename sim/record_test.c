@@ -6,7 +6,9 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/record.h"
 
@@ -93,10 +95,30 @@ static void block_names_fit_the_trace_alphabet(void **state)
 	char buf[TRACE_BLOCK_NAME_MAX + 1];
 	(void)state;
 	assert_string_equal(record_block_name(812, RECORD_ANON, 0x7f3a1c000000u, buf, sizeof buf),
-			    "812/anon@7f3a1c000000");
+			    "812/anon:7f3a1c000000");
 	assert_string_equal(record_block_name(4194304, RECORD_REGION, UINT64_MAX - 4095, buf, sizeof buf),
-			    "4194304/region@fffffffffffff000");
-	assert_string_equal(record_block_name(1, RECORD_STACK, 0, buf, sizeof buf), "1/stack@0");
+			    "4194304/region:fffffffffffff000");
+	assert_string_equal(record_block_name(1, RECORD_STACK, 0, buf, sizeof buf), "1/stack:0");
+
+	/* the trace writer takes them as block names (its alphabet has no '@') */
+	struct trace_header h = { .version = TRACE_VERSION, .page_size = 4096, .duration_ns = 1000,
+				  .n_blocks = 4 };
+	static const enum record_kind kinds[4] = { RECORD_ANON, RECORD_HEAP, RECORD_STACK, RECORD_REGION };
+	for (size_t i = 0; i < 4; i++) {
+		record_block_name(2147483647, kinds[i], UINT64_MAX - 4095 * i, h.blocks[i].name,
+				  sizeof h.blocks[i].name);
+		h.blocks[i].size_bytes = 4096;
+	}
+	char path[] = "/tmp/record_test.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	trace_writer *w = NULL;
+	struct diag d = { 0 };
+	if (trace_writer_open(path, &h, &w, &d))
+		fail_msg("writer refused the names: %s", d.msg);
+	assert_int_equal(trace_writer_close(w), 0);
+	unlink(path);
 }
 
 struct runs {
