@@ -84,6 +84,7 @@ struct recorder {
 	long pid_pairs[REC_MAX_PIDS][2];
 	int cmd_status;            /* wait status of CMD, -1 if it did not end */
 	bool interrupted, root_gone, timed_out;
+	bool no_children_file;     /* walk /proc for parent pids instead */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -427,15 +428,49 @@ static size_t list_processes(struct recorder *r)
 	return n;
 }
 
-/* The processes to scan this epoch: the root, and (without --region) its descendants. */
-static size_t tree(struct recorder *r, long *out, size_t max)
+/* Append pid's children to out[*n..max) from /proc/PID/task/TID/children (every thread's).
+ * 0, or -ENOSYS when the kernel has no such file (CONFIG_PROC_CHILDREN). A process gone
+ * meanwhile has no children. */
+static int children_of(struct recorder *r, long pid, long *out, size_t *n, size_t max)
 {
-	size_t n = 1, pairs;
+	char path[64], file[96];
+	struct dirent *e;
+	size_t len;
+	int rc = 0;
 
-	out[0] = r->o->pid;
-	if (r->o->region)
-		return 1;
-	pairs = list_processes(r);
+	snprintf(path, sizeof path, "/proc/%ld/task", pid);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return 0;
+	while (rc == 0 && (e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof file, "task/%.32s/children", e->d_name);
+		int got = read_proc_text(r, pid, file, &len);
+		if (got == -ENOENT && access(path, F_OK) == 0) {
+			rc = -ENOSYS;             /* the task is there, its children file is not */
+			break;
+		}
+		for (char *p = got ? NULL : r->text, *end; p && *p; p = end) {
+			long child = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (*n < max)
+				out[(*n)++] = child;
+			else
+				r->procs_dropped++;
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+/* The descendants of out[0] through the parent pids of every process in /proc (slower:
+ * kernels without CONFIG_PROC_CHILDREN). */
+static size_t descendants_by_ppid(struct recorder *r, long *out, size_t max)
+{
+	size_t n = 1, pairs = list_processes(r);
+
 	for (size_t from = 0; from < n; from++)       /* breadth first; n grows */
 		for (size_t i = 0; i < pairs; i++)
 			if (r->pid_pairs[i][1] == out[from] && r->pid_pairs[i][0] != out[0]) {
@@ -445,6 +480,24 @@ static size_t tree(struct recorder *r, long *out, size_t max)
 				}
 				out[n++] = r->pid_pairs[i][0];
 			}
+	return n;
+}
+
+/* The processes to scan this epoch: the root, and (without --region) its descendants. */
+static size_t tree(struct recorder *r, long *out, size_t max)
+{
+	size_t n = 1;
+
+	out[0] = r->o->pid;
+	if (r->o->region)
+		return 1;
+	if (r->no_children_file)
+		return descendants_by_ppid(r, out, max);
+	for (size_t from = 0; from < n; from++)       /* breadth first; n grows (max bounds it) */
+		if (children_of(r, out[from], out, &n, max) == -ENOSYS) {
+			r->no_children_file = true;
+			return descendants_by_ppid(r, out, max);
+		}
 	return n;
 }
 
