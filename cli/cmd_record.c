@@ -174,6 +174,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		return cli_usage_error(CMD ": missing -o TRACE (see migbed record --help)");
 	if (!o->cmd == !o->pid)
 		return cli_usage_error(CMD ": give either --pid PID or -- CMD [ARG...] (see migbed record --help)");
+	if (o->region && o->cmd)
+		return cli_usage_error(CMD ": --region needs --pid (a command's addresses are not known "
+				       "before it runs)");
 	return -1;
 }
 
@@ -826,8 +829,29 @@ static void summary(const struct recorder *r)
 
 /* ---------------------------------------------------------------- main */
 
-/* Checks before anything runs: the output is writable, soft-dirty works, PID exists. */
-static int preflight(const struct rec_opts *o, uint64_t page_size)
+/* --region must lie inside PID's mappings (else the trace would be silently empty). */
+static int region_mapped(struct recorder *r, const struct rec_opts *o)
+{
+	char file[64];
+	size_t len;
+	struct diag d = { 0 };
+	int rc = read_proc_text(r, o->pid, "maps", &len);
+
+	snprintf(file, sizeof file, "/proc/%ld/maps", o->pid);
+	if (rc)
+		return cli_usage_error(CMD ": %s: %s", file, strerror(-rc));
+	rc = record_maps_cover(r->text, file, o->region_start, o->region_len, &d);
+	if (rc < 0)
+		return cli_usage_error(CMD ": %s", d.msg);
+	if (rc == 0)
+		return cli_usage_error(CMD ": --region 0x%" PRIx64 "+%" PRIu64 " is not wholly mapped in "
+				       "process %ld (see %s)", o->region_start, o->region_len, o->pid, file);
+	return 0;
+}
+
+/* Checks before anything runs: the output is writable, soft-dirty works, PID exists, the
+ * --region is mapped. */
+static int preflight(struct recorder *r, const struct rec_opts *o, uint64_t page_size)
 {
 	struct outfile of = { .fd = -1 };
 	char path[64];
@@ -842,7 +866,7 @@ static int preflight(const struct rec_opts *o, uint64_t page_size)
 	if (o->pid && access(path, R_OK))
 		return cli_usage_error(CMD ": --pid %ld: %s", o->pid,
 				       errno == ENOENT ? "no such process" : strerror(errno));
-	return 0;
+	return o->region ? region_mapped(r, o) : 0;
 }
 
 static void catch_stop_signals(void)
@@ -869,7 +893,7 @@ int cmd_record(int argc, char **argv)
 	code = parse_args(argc, argv, &o, r->page_size);
 	if (code >= 0)
 		goto out;
-	code = preflight(&o, r->page_size);
+	code = preflight(r, &o, r->page_size);
 	if (code)
 		goto out;
 	r->spool = tmpfile();

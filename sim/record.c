@@ -151,6 +151,27 @@ long record_maps_parse(const char *text, const char *file, struct record_map *ou
 	return found;
 }
 
+int record_maps_cover(const char *text, const char *file, uint64_t start, uint64_t len,
+		      struct diag *d)
+{
+	uint64_t cursor = start, end = start + len;
+	unsigned long lineno = 0;
+
+	for (const char *p = text; *p && cursor < end;) {
+		const char *nl = strchr(p, '\n'), *after;
+		struct record_map m;
+		lineno++;
+		if (*p != '\n') {
+			if (parse_range(skip_blanks(p), &m, &after) || !is_blank(*after))
+				return diag_at(d, file, lineno, "bad address range (expected START-END in hex, START < END)");
+			if (m.start <= cursor && cursor < m.end)
+				cursor = m.end;        /* lines come in address order */
+		}
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+	return cursor >= end;
+}
+
 int record_region_parse(const char *arg, uint64_t page_size, uint64_t *start, uint64_t *len,
 			struct diag *d)
 {

@@ -43,6 +43,11 @@ int record_maps_line(const char *line, const char *file, unsigned long lineno,
 long record_maps_parse(const char *text, const char *file, struct record_map *out, size_t max,
 		       struct diag *d);
 
+/* Is [start, start + len) wholly inside the mappings of a maps text (any kind)? 1 yes, 0 no,
+ * -EINVAL with d set for a malformed line. */
+int record_maps_cover(const char *text, const char *file, uint64_t start, uint64_t len,
+		      struct diag *d);
+
 /* "ADDR+LEN": ADDR in hexadecimal (0x optional), LEN a SIZE (4096, 64K, 1G ...); both
  * multiples of page_size, LEN > 0, no wrap past 2^64. 0, or -EINVAL with d = the problem. */
 int record_region_parse(const char *arg, uint64_t page_size, uint64_t *start, uint64_t *len,

@@ -72,6 +72,21 @@ static void maps_bad_lines_name_file_and_line(void **state)
 	}
 }
 
+static void maps_cover_a_region(void **state)
+{
+	struct diag d = { 0 };
+	(void)state;
+	/* two adjacent mappings cover across their boundary; a gap does not */
+	assert_int_equal(record_maps_cover(maps_text, "maps", 0x55d0c8c00000u, 0x3000, &d), 1);
+	assert_int_equal(record_maps_cover(maps_text, "maps", 0x7f3a1c000000u, 0x1001000, &d), 1);
+	assert_int_equal(record_maps_cover(maps_text, "maps", 0x7f3a1c000000u, 0x1002000, &d), 0);
+	assert_int_equal(record_maps_cover(maps_text, "maps", 0x7f3a1d001000u, 0x1000, &d), 0);
+	assert_int_equal(record_maps_cover(maps_text, "maps", 0x1000, 0x1000, &d), 0);
+	assert_int_equal(record_maps_cover("", "maps", 0x1000, 0x1000, &d), 0);
+	assert_int_equal(record_maps_cover("1000-2000 rw-p 0 00:00 0\nxyz\n", "maps", 0x1000, 0x2000, &d), -EINVAL);
+	assert_string_equal(d.msg, "maps:2: bad address range (expected START-END in hex, START < END)");
+}
+
 static void region_parses_and_refuses(void **state)
 {
 	uint64_t a = 0, n = 0;
@@ -199,6 +214,7 @@ int main(void)
 		cmocka_unit_test(maps_picks_private_writable_anonymous),
 		cmocka_unit_test(maps_counts_past_max),
 		cmocka_unit_test(maps_bad_lines_name_file_and_line),
+		cmocka_unit_test(maps_cover_a_region),
 		cmocka_unit_test(region_parses_and_refuses),
 		cmocka_unit_test(block_names_fit_the_trace_alphabet),
 		cmocka_unit_test(pagemap_to_runs_in_pieces),
