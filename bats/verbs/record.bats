@@ -37,3 +37,22 @@ bats_require_minimum_version 1.5.0
   run test -e t.trace.tmp
   [ "$status" -eq 1 ]
 }
+
+@test "record: a CMD that cannot run, a --pid that is not there, a --region not mapped: exit 2, nothing written" {
+  cd "$BATS_TEST_TMPDIR"
+  run "$MIGBED" record -o t.trace -- true
+  if [[ "$output" == *"no soft-dirty page tracking"* ]]; then
+    skip "this kernel has no soft-dirty tracking"
+  fi
+  run "$MIGBED" record -o t.trace -- /nonexistent/cmd
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"cannot run '/nonexistent/cmd': No such file or directory"* ]]
+  run "$MIGBED" record -o u.trace --pid 2147483647
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--pid 2147483647: no such process"* ]]
+  run "$MIGBED" record -o u.trace --pid "$$" --region 0x1000+4K
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--region 0x1000+4096 is not wholly mapped in process $$"* ]]
+  run ls -A
+  [ "$output" = t.trace ]
+}
