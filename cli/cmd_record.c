@@ -174,6 +174,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		return cli_usage_error(CMD ": missing -o TRACE (see migbed record --help)");
 	if (!o->cmd == !o->pid)
 		return cli_usage_error(CMD ": give either --pid PID or -- CMD [ARG...] (see migbed record --help)");
+	if (o->json && !strcmp(o->output, "-"))
+		return cli_usage_error(CMD ": -o - and --json both want standard output: write the "
+				       "trace to a file");
 	if (o->region && o->cmd)
 		return cli_usage_error(CMD ": --region needs --pid (a command's addresses are not known "
 				       "before it runs)");
@@ -594,7 +597,7 @@ static bool command_ended(struct recorder *r)
 /* After --duration: CMD gets SIGTERM, then SIGKILL if it is still there 5 s later. */
 static void end_command(struct recorder *r)
 {
-	int st;
+	int st = -1;
 	if (!r->o->cmd || command_ended(r))
 		return;
 	kill((pid_t)r->o->pid, SIGTERM);
@@ -653,6 +656,8 @@ static int record_loop(struct recorder *r, struct diag *d)
 		if (command_ended(r))
 			break;
 		t_ns = (now_ns() - t0) / 1000 * 1000;      /* µs: the scan's actual time */
+		if (t_ns <= r->last_t_ns)                   /* strictly increasing, whatever the clock */
+			t_ns = r->last_t_ns + 1000;
 		rc = scan_epoch(r, t_ns, d);
 		progress(r, t_ns, &next_progress, false);
 	}
