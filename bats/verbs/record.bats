@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# migbed record on a kernel with soft-dirty tracking (the soft-RoCE VM's Debian kernel): one
+# quick recording of a writer, checked as a user would (docs/record.md). Skipped on a kernel
+# without it (a native verbs host may lack CONFIG_MEM_SOFT_DIRTY).
+
+MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../../build/migbed}
+load ../helpers
+bats_require_minimum_version 1.5.0
+
+@test "record: dd filling a 16M buffer 16 times: a valid trace with its buffer as a block, written" {
+  cd "$BATS_TEST_TMPDIR"
+  # dd reads /dev/zero into one 16 MiB anonymous buffer 16 times (the kernel's writes set
+  # soft-dirty as the process's own would) and exits: a fixed amount of work, not a time
+  # (20 ms epochs: natively the 256 MiB take some 40 ms; under TCG a few seconds)
+  run --separate-stderr "$MIGBED" record -o t.trace --interval-ms 20 --json -- \
+    dd if=/dev/zero of=/dev/null bs=16M count=16
+  echo "$stderr"
+  if [[ "$stderr" == *"no soft-dirty page tracking"* ]]; then
+    skip "this kernel has no soft-dirty tracking"
+  fi
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"the command exited with status 0"* ]]
+  [ "$(echo "$output" | jq -r .stop)" = exit ]
+  [ "$(echo "$output" | jq .command_exit)" -eq 0 ]
+  epochs=$(echo "$output" | jq .epochs)
+  [ "$epochs" -ge 1 ]
+  # the buffer's 4096 pages are written at least once after epoch 0 (which is taken as dd
+  # starts, before it has filled the buffer 16 times)
+  [ "$(echo "$output" | jq .pages_written)" -ge 4096 ]
+  run "$MIGBED" trace check t.trace
+  [ "$status" -eq 0 ]
+  [ "$output" = "t.trace: ok, $epochs epochs" ]
+  run "$MIGBED" trace stat --json t.trace
+  [ "$status" -eq 0 ]
+  # the buffer (16M of anonymous memory, malloc'd: a little more) is a block
+  [ "$(echo "$output" | jq '[.blocks[] | select(.size_bytes >= 16777216)] | length')" -ge 1 ]
+  run test -e t.trace.tmp
+  [ "$status" -eq 1 ]
+}
+
+@test "record: a CMD that cannot run, a --pid that is not there, a --region not mapped: exit 2, nothing written" {
+  cd "$BATS_TEST_TMPDIR"
+  run "$MIGBED" record -o t.trace -- true
+  if [[ "$output" == *"no soft-dirty page tracking"* ]]; then
+    skip "this kernel has no soft-dirty tracking"
+  fi
+  run "$MIGBED" record -o t.trace -- /nonexistent/cmd
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"cannot run '/nonexistent/cmd': No such file or directory"* ]]
+  run "$MIGBED" record -o u.trace --pid 2147483647
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--pid 2147483647: no such process"* ]]
+  run "$MIGBED" record -o u.trace --pid "$$" --region 0x1000+4K
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--region 0x1000+4096 is not wholly mapped in process $$"* ]]
+  run ls -A
+  [ "$output" = t.trace ]
+}
