@@ -10,6 +10,7 @@ setup() {
   export TMPDIR=$BATS_TEST_TMPDIR
 }
 
+# (--max-time 86400 where a result is compared: only --max-runs may bound a test, never the wall clock)
 NEEDED='reg_mr@dst #4 -> errno(ENOMEM)'
 IDLE='reg_mr@src #100000 -> errno(ENOMEM)'
 
@@ -30,7 +31,7 @@ make_bundle() {
 
 @test "a failing bundle shrinks on every axis it touches; the shrunk bundle replays and still fails the same way" {
   make_bundle
-  run "$MIGBED" shrink b --json
+  run "$MIGBED" shrink b --json --max-time 86400
   [ "$status" -eq 0 ]
   echo "$output"
   [ "$(jq -r '.output, .cause, .side, .stopped_by' <<<"$output" | tr '\n' ' ')" = "b.shrunk DEST_REG_FAILED dst null " ]
@@ -62,7 +63,7 @@ make_bundle() {
 
 @test "the human output is the before/after table and where the bundle went" {
   make_bundle
-  run "$MIGBED" shrink b -o small
+  run "$MIGBED" shrink b -o small --max-time 86400
   [ "$status" -eq 0 ]
   [[ "${lines[0]}" == *"before"*"after"*"smaller by" ]]
   [[ "$output" == *"fault-rules "*" 2 "*" 1  2.0x"* ]]
@@ -75,7 +76,7 @@ make_bundle() {
 @test "shrink is deterministic: the same bundle and options write the same bundle" {
   make_bundle
   for i in one two; do
-    run "$MIGBED" shrink b -o out-$i --max-runs 40
+    run "$MIGBED" shrink b -o out-$i --max-runs 40 --max-time 86400
     [ "$status" -eq 0 ]
   done
   for f in scenario.scn trace events.log result.json build.txt outcome.txt shrink.txt; do cmp out-one/$f out-two/$f; done
@@ -143,7 +144,7 @@ make_bundle() {
 @test "a failure that ends in a wait shrinks its wait bound: wait-timeout-ms is lowered while the cause stays" {
   run "$MIGBED" run --guest 16M --fault 'wc.write@src #5 -> status(RETRY_EXC_ERR)' --quiet --bundle w
   [ "$status" -eq 1 ]
-  run "$MIGBED" shrink w --json
+  run "$MIGBED" shrink w --json --max-time 86400
   [ "$status" -eq 0 ]
   echo "$output"
   [ "$(jq -r '.cause + " " + .side' <<<"$output")" = "TRANSPORT_RETRY_EXCEEDED src" ]
@@ -173,7 +174,7 @@ make_bundle() {
   [ "${lines[-1]}" = "migbed: verdict=pass status=failed cause=REMOTE_ACCESS_ERROR side=src" ]
   run "$MIGBED" run repro/REMOTE_ACCESS_ERROR.scn --expect completed --quiet --bundle field
   [ "$status" -eq 1 ]
-  run "$MIGBED" shrink field --json
+  run "$MIGBED" shrink field --json --max-time 86400
   [ "$status" -eq 0 ]
   [ "$(jq -r '.cause + " " + .side' <<<"$output")" = "REMOTE_ACCESS_ERROR src" ]
   [ "$(jq '.before["guest-bytes"] / .after["guest-bytes"] >= 10' <<<"$output")" = true ]
@@ -183,4 +184,16 @@ make_bundle() {
   run "$MIGBED" replay field.shrunk
   [ "$status" -eq 0 ]
   [[ "$output" == *": reproduced (model: the same outcome, event log and result byte for byte)" ]]
+}
+
+@test "a bundle of a run with --dst-layout shrinks (its layout is read from the bundle) and replays" {
+  G=$BATS_TEST_DIRNAME/data/traces/good/steady-writer.trace
+  run "$MIGBED" run --trace "$G" --dst-layout "$G" --fault 'reg_mr@dst #1 -> errno(ENOMEM)' --quiet --bundle w
+  [ "$status" -eq 1 ]
+  run "$MIGBED" shrink w --max-runs 30 --max-time 86400
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run "$MIGBED" replay w.shrunk
+  [ "$status" -eq 0 ]
+  [[ "$output" == *": reproduced (model: "* ]]
 }

@@ -145,6 +145,17 @@ EOF
   [ -z "$(ls)" ]
 }
 
+@test "a gnuplot that fails after the runs: exit 2, its status named, and no --json/--csv/--plot file written" {
+  mkdir fake
+  printf '#!/bin/sh\ncat >/dev/null\nexit 3\n' >fake/gnuplot
+  chmod +x fake/gnuplot
+  run env PATH="$PWD/fake:$PATH" "$MIGBED" sweep "${SMALL[@]}" --chunk-sizes 1M,2M --json s.json --csv s.csv --plot p.svg
+  echo "$output"
+  [ "$status" -eq 2 ]
+  [[ "${lines[-1]}" == "migbed: sweep: --plot p.svg: gnuplot failed (exit status 3); nothing written" ]]
+  [ "$(ls)" = fake ]
+}
+
 @test "--plot FILE.svg and FILE.png: gnuplot's three panels, the same bytes twice" {
   if ! command -v gnuplot >/dev/null; then skip "gnuplot not installed (apt-get install gnuplot-nox)"; fi
   for i in 1 2; do

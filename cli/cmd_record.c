@@ -259,6 +259,8 @@ static int read_proc_text(struct recorder *r, long pid, const char *file, size_t
 		n += (size_t)got;
 	}
 	close(fd);
+	if (!r->text)        /* the first allocation failed: nothing read */
+		return rc ? rc : -ENOMEM;
 	r->text[n] = '\0';
 	*len = n;
 	return rc;
@@ -607,7 +609,8 @@ static void end_command(struct recorder *r)
 	}
 	if (kill((pid_t)r->o->pid, 0) == 0 && waitpid((pid_t)r->o->pid, &st, WNOHANG) == 0) {
 		kill((pid_t)r->o->pid, SIGKILL);
-		waitpid((pid_t)r->o->pid, &st, 0);
+		while (waitpid((pid_t)r->o->pid, &st, 0) < 0 && errno == EINTR)   /* a second Ctrl-C */
+			;
 	}
 	r->cmd_status = st;
 }
@@ -907,9 +910,9 @@ int cmd_record(int argc, char **argv)
 		code = CLI_EXIT_FAIL;
 		goto out;
 	}
+	catch_stop_signals();   /* before the fork: a stop in between still ends CMD (exec resets them there) */
 	if (o.cmd && (code = start_command(o.cmd, &o.pid)) != 0)
 		goto out;
-	catch_stop_signals();
 	int rc = record_loop(r, &d);
 	end_command(r);
 	if (rc == 0)

@@ -839,6 +839,16 @@ static int read_lines(const char *path, struct cand *cd, struct diag *d)
 		char *k = trim(t), *v = trim(eq + 1);
 		if (trace_key(k))
 			continue;
+		char abs[sizeof cd->kv[0].val];
+		const char *slash = strrchr(path, '/');
+		if (!strcmp(k, "dst-layout") && v[0] != '/' && slash) {   /* relative to the bundle, as the loader reads it */
+			int n = snprintf(abs, sizeof abs, "%.*s/%s", (int)(slash - path), path, v);
+			if (n < 0 || (size_t)n >= sizeof abs) {
+				fclose(f);
+				return diag_set(d, "%s:%lu: dst-layout path too long for shrink", path, lineno), -EINVAL;
+			}
+			v = abs;
+		}
 		if (cd->n_kv == SHRINK_MAX_KV || strlen(k) >= sizeof cd->kv[0].key || strlen(v) >= sizeof cd->kv[0].val) {
 			fclose(f);
 			return diag_set(d, "%s:%lu: too many or too long lines for shrink", path, lineno), -EINVAL;

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 		   "and setup time (ms), Mbps (transferred*8 / (total - setup), as QEMU), transferred GiB,\n"
 		   "registrations src/dst, COMPRESS messages, pinned peak src/dst, outcome.\n"
 		   "exit status: 0 every row met the run's expectation (completed), 1 some row did not,\n"
-		   "2 bad usage or input (nothing run, nothing written).\n");
+		   "2 bad usage or input (nothing run, nothing written), or gnuplot failed (nothing written).\n");
 }
 
 /* ---- options ------------------------------------------------------------------------------ */
@@ -420,7 +420,10 @@ static int write_plot(const struct sweep_result *res, const char *path)
 	if (waitpid(pid, &status, 0) < 0 || !f || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    rename(tmp, path) != 0) {
 		unlink(tmp);
-		return cli_usage_error("sweep: --plot %s: gnuplot failed (status %d)", path, status);
+		if (f && WIFEXITED(status))
+			return cli_usage_error("sweep: --plot %s: gnuplot failed (exit status %d); nothing written",
+					       path, WEXITSTATUS(status));
+		return cli_usage_error("sweep: --plot %s: gnuplot failed; nothing written", path);
 	}
 	return 0;
 }
@@ -435,6 +438,9 @@ static int report(const struct sweep_cli *s, const struct sweep_result *res, str
 	FILE *tf = (json->f == stdout || csv->f == stdout) ? stderr : stdout;
 	print_table(res, tf);
 	fflush(tf);
+	/* the plot first: when gnuplot fails, no other file is committed either */
+	if (sweep_opts.plot[0] && write_plot(res, sweep_opts.plot))
+		return CLI_EXIT_USAGE;
 	if (json->f) {
 		print_json(s, res, json->f);
 		if (out_file_commit(json, &d))
@@ -445,8 +451,6 @@ static int report(const struct sweep_cli *s, const struct sweep_result *res, str
 		if (out_file_commit(csv, &d))
 			return cli_usage_error("sweep: %s", d.msg);
 	}
-	if (sweep_opts.plot[0] && write_plot(res, sweep_opts.plot))
-		return CLI_EXIT_USAGE;
 	return res->n_pass == res->n_rows ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 

@@ -40,10 +40,11 @@ bats_require_minimum_version 1.5.0
 
 @test "record: a CMD that cannot run, a --pid that is not there, a --region not mapped: exit 2, nothing written" {
   cd "$BATS_TEST_TMPDIR"
-  run "$MIGBED" record -o t.trace -- true
+  run "$MIGBED" record -o probe.trace -- true
   if [[ "$output" == *"no soft-dirty page tracking"* ]]; then
     skip "this kernel has no soft-dirty tracking"
   fi
+  rm -f probe.trace   # (true may exit before the first scan: nothing recorded, exit 1; either is fine here)
   run "$MIGBED" record -o t.trace -- /nonexistent/cmd
   [ "$status" -eq 2 ]
   [[ "$output" == *"cannot run '/nonexistent/cmd': No such file or directory"* ]]
@@ -54,5 +55,5 @@ bats_require_minimum_version 1.5.0
   [ "$status" -eq 2 ]
   [[ "$output" == *"--region 0x1000+4096 is not wholly mapped in process $$"* ]]
   run ls -A
-  [ "$output" = t.trace ]
+  [ -z "$output" ]
 }
