@@ -74,3 +74,29 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
   [ "$status" -eq 0 ]
   [[ "$output" == *"torture: 1 runs"* ]]
 }
+
+@test "QEMU's spellings are accepted: --x-rdma-chunk-size, --rdma-pin-all, --downtime-limit (options and scenario keys)" {
+  run "$MIGBED" run --help
+  [[ "$output" == *"--chunk-size SIZE            source chunk size (as QEMU) (also --x-rdma-chunk-size, QEMU's name)"* ]]
+  # the same run, spelled both ways
+  "$MIGBED" run --chunk-size 64M --dst-chunk-size 1M --pin-all --downtime-limit-ms 500 --quiet \
+    --events "$BATS_TEST_TMPDIR/a.ev" --json "$BATS_TEST_TMPDIR/a.json" || true
+  "$MIGBED" run --x-rdma-chunk-size 64M --dst-chunk-size 1M --rdma-pin-all --downtime-limit 500 --quiet \
+    --events "$BATS_TEST_TMPDIR/b.ev" --json "$BATS_TEST_TMPDIR/b.json" || true
+  [ -s "$BATS_TEST_TMPDIR/a.ev" ]
+  cmp "$BATS_TEST_TMPDIR/a.ev" "$BATS_TEST_TMPDIR/b.ev"
+  cmp "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
+  printf 'x-rdma-chunk-size = 64M\ndst-chunk-size = 1M\nexpect = failed:REMOTE_ACCESS_ERROR\n' >"$BATS_TEST_TMPDIR/q.scn"
+  run "$MIGBED" run "$BATS_TEST_TMPDIR/q.scn" --quiet
+  [ "$status" -eq 0 ]
+  [ "$output" = "migbed: verdict=pass status=failed cause=REMOTE_ACCESS_ERROR side=src" ]
+  # a key and its QEMU spelling are one key: given twice
+  printf 'chunk-size = 2M\nx-rdma-chunk-size = 64M\n' >"$BATS_TEST_TMPDIR/twice.scn"
+  run "$MIGBED" run "$BATS_TEST_TMPDIR/twice.scn"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"twice.scn:2: key 'x-rdma-chunk-size' given twice (first on line 1)"* ]]
+  # bounds are the key's own
+  run "$MIGBED" run --x-rdma-chunk-size 512K
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"is not a power of two from 1M to 1G"* ]]
+}

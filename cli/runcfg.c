@@ -387,11 +387,32 @@ _Static_assert(sizeof otype_names / sizeof otype_names[0] == OT_RULE + 1, "a typ
 
 /* ---- the rows ------------------------------------------------------------------------- */
 
+/* QEMU's own spellings (its QAPI migration parameters and capabilities), accepted as options
+ * and scenario keys for the rows that mean the same with the same unit. */
+static const struct {
+	const char *alias, *name;
+} aliases[] = {
+	{ "x-rdma-chunk-size", "chunk-size" },       /* QEMU 11.1's parameter (bytes) */
+	{ "rdma-pin-all", "pin-all" },               /* the migration capability */
+	{ "downtime-limit", "downtime-limit-ms" },   /* the parameter, in ms as here */
+};
+
 static const struct key *find(const char *name, unsigned cmd)
 {
 	for (size_t i = 0; i < N_KEYS; i++)
 		if ((keys[i].cmds & cmd) && !strcmp(keys[i].name, name))
 			return &keys[i];
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (!strcmp(aliases[i].alias, name))
+			return find(aliases[i].name, cmd);
+	return NULL;
+}
+
+const char *runcfg_alias_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (!strcmp(aliases[i].name, name))
+			return aliases[i].alias;
 	return NULL;
 }
 
@@ -868,6 +889,8 @@ static void print_row(FILE *f, const struct key *k, unsigned cmd)
 	const char *unit = k->unit && strcmp(k->unit, "bytes") ? k->unit : "";
 	bool req = k->req & cmd;
 	fprintf(f, "  %-28s %s", lhs, k->help);
+	if (runcfg_alias_of(k->name))
+		fprintf(f, " (also --%s, QEMU's name)", runcfg_alias_of(k->name));
 	if (bnd[0])
 		fprintf(f, " [%s%s%s]", bnd, unit[0] ? " " : "", unit);
 	if (req)
@@ -926,7 +949,10 @@ void runcfg_print_markdown(FILE *f)
 		bounds_short(&keys[i], bnd, sizeof bnd);
 		fputc('|', f);
 		md_cell(f, lhs, true);
-		md_cell(f, keys[i].help, false);
+		char help[512];
+		const char *alias = runcfg_alias_of(keys[i].name);
+		snprintf(help, sizeof help, alias ? "%s (also --%s, QEMU's name)" : "%s", keys[i].help, alias);
+		md_cell(f, help, false);
 		md_cell(f, otype_names[keys[i].type], false);
 		md_cell(f, bnd, false);
 		md_cell(f, keys[i].unit ? keys[i].unit : "", false);
