@@ -139,10 +139,13 @@ EOF
 }
 
 @test "--plot without gnuplot on PATH is exit 2 before any run" {
-  run env PATH=/nonexistent "$MIGBED" sweep "${SMALL[@]}" --chunk-sizes 1M,2M --plot p.svg --json p.json
+  # a PATH with bash alone (MIGBED may be a bash wrapper: make coverage's), no gnuplot
+  mkdir nognuplot
+  ln -s "$(command -v bash)" nognuplot/bash
+  run env PATH="$PWD/nognuplot" "$MIGBED" sweep "${SMALL[@]}" --chunk-sizes 1M,2M --plot p.svg --json p.json
   [ "$status" -eq 2 ]
   [ "$output" = "migbed: sweep: --plot: gnuplot not found: apt-get install gnuplot-nox" ]
-  [ -z "$(ls)" ]
+  [ "$(ls)" = nognuplot ]
 }
 
 @test "a gnuplot that fails after the runs: exit 2, its status named, and no --json/--csv/--plot file written" {
