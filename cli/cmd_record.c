@@ -23,6 +23,7 @@
 #include <dirent.h>
 
 #include "cli/cli.h"
+#include "cli/run_report.h"
 #include "sim/outfile.h"
 #include "sim/record.h"
 #include "sim/size.h"
@@ -778,20 +779,6 @@ static const char *stop_reason(const struct recorder *r)
 	return r->o->cmd ? "exit" : "gone";
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
 static void summary(const struct recorder *r)
 {
 	double secs = (double)r->end_ns / 1e9, mib = (double)r->pages * (double)r->page_size / (1024.0 * 1024.0);
@@ -820,7 +807,7 @@ static void summary(const struct recorder *r)
 	if (!r->o->json)
 		return;
 	printf("{\"file\":");
-	json_string(r->o->output);
+	json_string(stdout, r->o->output);
 	printf(",\"epochs\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"interval_ms\":%" PRIu64
 	       ",\"blocks\":%zu,\"mappings\":%zu,\"mappings_left_out\":%" PRIu64 ",\"processes\":%zu"
 	       ",\"pages_written\":%" PRIu64 ",\"epoch0_pages\":%" PRIu64 ",\"page_size\":%" PRIu64
