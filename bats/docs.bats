@@ -144,3 +144,45 @@ outside_findings() {  # ROOT
   [ "$status" -eq 2 ]
   [[ "$output" == *"unknown argument '--bogus'"* ]]
 }
+
+@test "docs: docs/events.md names every event the code writes, each with every key of its fields, and no other event" {
+  run "$BATS_TEST_DIRNAME/../scripts/gen-events-doc.sh"
+  [ "$status" -eq 0 ]
+  listed=$output
+  n=$(wc -l <<<"$listed")
+  echo "events in the code: $n"
+  [ "$n" -ge 50 ]
+  doc=$BATS_TEST_DIRNAME/../docs/events.md
+  missing=""
+  while IFS=$'\t' read -r ev keys files; do
+    row=$(grep -F "| \`$ev\` |" "$doc" | head -n 1)
+    if [ -z "$row" ]; then missing="$missing $ev($files)"; continue; fi
+    for k in $keys; do
+      [[ "$row" == *"$k="* ]] || missing="$missing $ev:$k"
+    done
+  done <<<"$listed"
+  echo "missing from docs/events.md:$missing"
+  [ -z "$missing" ]
+  extra=""
+  for ev in $(sed -n 's/^| `\([a-z_.]*\)` |.*/\1/p' "$doc"); do
+    grep -q "^$ev"$'\t' <<<"$listed" || extra="$extra $ev"
+  done
+  echo "in docs/events.md, written by no code:$extra"
+  [ -z "$extra" ]
+}
+
+@test "events: a completed migration's log holds no alarming line (fail, wait_error, wait_timeout, send_error, warn)" {
+  cd "$BATS_TEST_TMPDIR"
+  for extra in "" "--pin-all" "--chunk-size 64M" "--src-impl qemu-7.2 --dst-impl qemu-7.2"; do
+    # shellcheck disable=SC2086
+    run "$MIGBED" run --guest 32M --quiet --events ev $extra
+    echo "$extra: $output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[-1]}" == *"status=completed cause=NONE"* ]]
+    run grep -E ' (fail|wait_error|wait_timeout|send_error|warn) ' ev
+    echo "$output"
+    [ "$status" -eq 1 ]
+    run grep -c ' wait_disconnected ' ev
+    [ "$output" -ge 1 ]
+  done
+}

@@ -298,3 +298,64 @@ setup() {
   run grep -c '^@test' out.bats
   [ "$output" -eq 2 ]
 }
+
+@test "gen-scenario-bats.sh: on verbs, a run that meets an rxe stall (TRANSPORT_RETRY_EXCEEDED not expected) runs once more, loudly; a second stall fails" {
+  gen=$BATS_TEST_DIRNAME/../scripts/gen-scenario-bats.sh
+  mkdir scn
+  printf 'guest = 16M\nexpect = completed\n' >scn/a.scn
+  printf 'guest = 16M\nexpect = failed:TRANSPORT_RETRY_EXCEEDED\n' >scn/b.scn
+  run "$gen" scn model.bats
+  [ "$status" -eq 0 ]
+  run grep -c 'rxe stalled' model.bats
+  [ "$output" -eq 0 ]
+  run "$gen" scn verbs.bats --backend verbs
+  [ "$status" -eq 0 ]
+  run grep -c 'rxe stalled' verbs.bats
+  [ "$output" -eq 1 ]   # a.scn only: b.scn expects the stall's cause
+  # a fake migbed: stalls (up to) twice, then completes; the stall line reaches the TAP stream
+  printf '#!/bin/bash\nj=; while [ $# -gt 0 ]; do [ "$1" = --json ] && j=$2; shift; done\nn=$(cat "%s/n" 2>/dev/null || echo 0); echo $((n + 1)) >"%s/n"\nif [ "$n" -lt "%s" ]; then echo "migbed: verdict=fail status=failed cause=TRANSPORT_RETRY_EXCEEDED side=src"; exit 1; fi\necho "{\\"verified\\":true}" >"$j"; echo "migbed: verdict=pass status=completed cause=NONE side=-"\n' \
+    "$PWD" "$PWD" 1 >fake1
+  sed 's/-lt "1"/-lt "2"/; s/-lt 1 /-lt 2 /' fake1 >fake2
+  chmod +x fake1 fake2
+  run env MIGBED="$PWD/fake1" bats --tap -f 'scenario a ' verbs.bats
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"# rxe stalled (TRANSPORT_RETRY_EXCEEDED, not this scenario's cause) in a: running once more"* ]]
+  [[ "$output" == *"ok 1 scenario a "* ]]
+  rm -f n
+  run env MIGBED="$PWD/fake2" bats --tap -f 'scenario a ' verbs.bats
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not ok 1 scenario a "* ]]
+}
+
+@test "a failed source tears down at once, as QEMU's does: its ERROR and disconnect reach the destination without a wait-timeout in between" {
+  run "$MIGBED" run "$BATS_TEST_DIRNAME/scenarios/fault-reg-mr-src-chunk-enomem.scn" --wait-timeout-ms 5000 --quiet --events ev
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=failed cause=SOURCE_REG_FAILED side=src" ]]
+  grep -E ' (fail|disconnect|ep_destroy)' ev
+  fail_t=$(awk '$2 == "src" && $3 == "fail" { print $1; exit }' ev)
+  dst_t=$(awk '$2 == "dst" && $3 == "fail" { print $1; exit }' ev)
+  gone_t=$(awk '$2 == "src" && $3 == "ep_destroy" { print $1; exit }' ev)
+  echo "src fail $fail_t, src ep_destroy $gone_t, dst fail $dst_t"
+  # before: the source lingered a whole wait-timeout (5 s) before its teardown
+  run awk -v a="$fail_t" -v b="$gone_t" -v c="$dst_t" 'BEGIN { exit !(b - a < 0.001 && c - a < 0.001) }'
+  [ "$status" -eq 0 ]
+  run grep -c 'dst fail cause=PEER_ERROR' ev
+  [ "$output" -eq 1 ]
+}
+
+@test "a source that fails before connecting leaves a listening destination nothing to wait for: it ends with the source, PEER_DISCONNECTED" {
+  run "$MIGBED" run "$BATS_TEST_DIRNAME/scenarios/fault-connect-refused.scn" --wait-timeout-ms 5000 --quiet --events ev
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == "migbed: verdict=pass status=failed cause=CONNECT_REJECTED side=src" ]]
+  tail -n 4 ev
+  gone_t=$(awk '$2 == "src" && $3 == "ep_destroy" { print $1; exit }' ev)
+  dst_t=$(awk '$2 == "dst" && $3 == "fail" && $4 == "cause=PEER_DISCONNECTED" { print $1; exit }' ev)
+  echo "src ep_destroy $gone_t, dst fail $dst_t"
+  # before: the listening destination waited two wait-timeouts (10 s) for a source that had failed
+  run awk -v b="$gone_t" -v c="$dst_t" 'BEGIN { exit !(c != "" && c - b < 0.001) }'
+  [ "$status" -eq 0 ]
+}

@@ -50,21 +50,6 @@ static void print_fired_verdict(const struct runcfg *c, const struct run_outcome
 	}
 }
 
-void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static void print_side(FILE *f, const char *side, enum proto_impl impl, bool completed, const struct cause_ctx *cx)
 {
 	char name[64];

@@ -280,6 +280,8 @@ static const struct key keys[] = {
 	  .help = "write the result as JSON" },
 	{ .name = "events", .arg = "FILE", .type = OT_TEXT, .cmds = C_NOSWEEP, RUNF(events_path),
 	  .help = "write the event log" },
+	{ .name = "timeline", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(timeline_path),
+	  .help = "write the run as a Chrome/Perfetto trace (JSON) to look at: phases, rounds, switchover, downtime, control messages, chunk registrations, writes in flight, faults (`migbed timeline --help`)" },
 	{ .name = "bundle", .arg = "DIR", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(bundle_path),
 	  .help = "when the run misses its expectation, write a reproducer bundle DIR (and DIR.tar.zst): scenario, event log, result, build; `migbed replay DIR` reruns it. An existing DIR is refused before the run" },
 	{ .name = "quiet", .type = OT_FLAG, .dflt = "off", .cmds = C_RUNS, RUNF(quiet), .help = "print only the verdict line" },
@@ -1340,7 +1342,7 @@ int runcfg_finish(struct runcfg *c, struct diag *d)
  * the run does), and the umbrella keys whose per-side keys say the same (protocol, impl). */
 static bool scenario_skips(const struct key *k)
 {
-	static const char *const skip[] = { "json", "events", "quiet", "pause-at", "fault-counts", "bundle",
+	static const char *const skip[] = { "json", "events", "timeline", "quiet", "pause-at", "fault-counts", "bundle",
 					    "protocol", "impl", "fault" };
 	for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
 		if (!strcmp(k->name, skip[i]))
@@ -1466,7 +1468,7 @@ static bool gen_key_applies(const struct key *k, const struct runcfg *c)
 void runcfg_write_scenario(FILE *f, const struct runcfg *c)
 {
 	char v[1100];
-	fprintf(f, "# left out: where the output goes (json, events, quiet, pause-at, fault-counts, bundle), and\n"
+	fprintf(f, "# left out: where the output goes (json, events, timeline, quiet, pause-at, fault-counts, bundle), and\n"
 		   "# protocol and impl (src-/dst-protocol and src-/dst-impl below say them per side)\n");
 	for (size_t i = 0; i < N_KEYS; i++) {
 		const struct key *k = &keys[i];

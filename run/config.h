@@ -59,6 +59,7 @@ struct runcfg {
 	/* outputs */
 	char json_path[1024];
 	char events_path[1024];
+	char timeline_path[1024];             /* --timeline FILE: the event log as a Perfetto trace */
 	char bundle_path[1024];               /* --bundle DIR: written by the command (cli/bundle.h) */
 	bool quiet;
 	/* --pause-at SIDE:EVENT[#N]: stop the process (SIGSTOP) right after that event-log line */

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include "faults/fault_hook.h"
+#include "run/timeline.h"
 #include "sim/evlog.h"
 #include "sim/tracegen.h"
 #include "transport/proto.h"
@@ -49,6 +50,7 @@ struct run {
 	uint64_t calls[FAULT_SITE_COUNT][FAULT_SIDES];   /* the plan's calls, the teardown's too */
 	bool paused;                   /* --pause-at was reached */
 	struct out_file json;          /* --json, opened by make_world */
+	char tl_events[1100];          /* --timeline without --events: the log, a temporary */
 	struct out_file counts;        /* --fault-counts, opened by make_world */
 };
 
@@ -362,9 +364,29 @@ static int make_world(struct run *r)
 	static const vclock zero_clock;
 	if (r->c->json_path[0] && out_file_open(&r->json, r->c->json_path, &r->d))
 		return -EINVAL;
-	int rc = evlog_open(r->c->events_path[0] ? r->c->events_path : NULL, &zero_clock, &r->ev);
+	const char *events = r->c->events_path[0] ? r->c->events_path : NULL;
+	if (r->c->timeline_path[0]) {
+		/* refused before anything runs if it cannot be written */
+		struct out_file probe = { 0 };
+		if (out_file_open(&probe, r->c->timeline_path, &r->d))
+			return -EINVAL;
+		out_file_abort(&probe);
+		if (!events) {
+			const char *tmpdir = getenv("TMPDIR");
+			snprintf(r->tl_events, sizeof r->tl_events, "%s/migbed-timeline-XXXXXX",
+				 tmpdir && tmpdir[0] ? tmpdir : "/tmp");
+			int fd = mkstemp(r->tl_events);
+			if (fd < 0) {
+				r->tl_events[0] = '\0';
+				return diag_set(&r->d, "--timeline: cannot make a temporary event log: %s", strerror(errno));
+			}
+			close(fd);
+			events = r->tl_events;
+		}
+	}
+	int rc = evlog_open(events, &zero_clock, &r->ev);
 	if (rc)
-		return diag_set(&r->d, "%s: cannot write the event log: %s", r->c->events_path, strerror(-rc));
+		return diag_set(&r->d, "%s: cannot write the event log: %s", events ? events : "-", strerror(-rc));
 	if (r->c->pause_nth && evlog_watch(r->ev, r->c->pause_side, r->c->pause_event, r->c->pause_nth,
 					  pause_here, r))
 		return diag_set(&r->d, "--pause-at: cannot watch %s:%s", r->c->pause_side, r->c->pause_event);
@@ -438,6 +460,9 @@ static void discard(struct run *r)
 	evlog_abort(r->ev);
 	r->ev = NULL;
 	out_file_abort(&r->json);
+	if (r->tl_events[0])
+		unlink(r->tl_events);
+	r->tl_events[0] = '\0';
 }
 
 
@@ -464,15 +489,27 @@ static void judge(struct run *r)
 	r->m.status = r->out.completed ? "completed" : "failed";
 }
 
-/* Both sides here: the source is done (src_rc); let the destination finish, then compare. */
+/* Both sides here: the source is done (src_rc); let the destination finish, then compare.
+ * A source that completed keeps its connection while the destination loads the rest. A
+ * source that failed tears down at once, as QEMU's does (ERROR to the peer if it can, then
+ * disconnect): the destination only takes what is already delivered before that, and is not
+ * given a wait-timeout of its own against a source that no longer runs (on verbs that wait
+ * was wall time: 5-10 s per failed run of the fault matrix and of torture). */
 static void finish_both(struct run *r, int src_rc)
 {
 	uint64_t wait = r->c->wait_timeout_ms * 1000000ull;
 	r->out.src = *proto_src_cause(r->ps);
-	pump_dst(r, wait);
+	if (src_rc == 0)
+		pump_dst(r, wait);
+	else
+		(void)proto_dst_progress(r->pd);
 	proto_src_free(r->ps);   /* ERROR to the destination if the source failed; disconnect */
 	r->ps = NULL;
-	pump_dst(r, wait);
+	/* a destination still listening takes a connect request already delivered; with the
+	 * source gone, none can come after it (a real one would listen forever) */
+	if (src_rc == 0 || !proto_dst_listening(r->pd) ||
+	    (proto_dst_progress(r->pd) >= 0 && !proto_dst_listening(r->pd)))
+		pump_dst(r, wait);
 	if (proto_dst_state(r->pd) == PROTO_DST_RUNNING)
 		proto_dst_fail(r->pd, src_rc == 0 ? CAUSE_DEST_INCOMPLETE : CAUSE_PEER_DISCONNECTED,
 			       "the destination had not finished when the source was done");
@@ -588,6 +625,13 @@ static void conclude(struct run *r, struct run_result *res, struct diag *d)
 	if (erc && !res->output_error) {
 		diag_set(&r->d, "%s: cannot write the event log: %s", r->c->events_path, strerror(-erc));
 		res->output_error = true;
+	}
+	if (r->c->timeline_path[0] && !res->output_error &&
+	    timeline_write(r->tl_events[0] ? r->tl_events : r->c->events_path, r->c->timeline_path, &r->d))
+		res->output_error = true;
+	if (r->tl_events[0]) {
+		unlink(r->tl_events);
+		r->tl_events[0] = '\0';
 	}
 	if (res->output_error)
 		*d = r->d;

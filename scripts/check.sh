@@ -96,6 +96,12 @@ elif ls bats/verbs/*.bats >/dev/null 2>&1; then
   fi
   grep -E '^not ok' -A6 "$log" | head -60
   echo "  verbs lane: $(grep -cE '^ok' "$log") ok, $(grep -cE '^not ok' "$log") not ok, wall $(( $(date +%s) - t0 )) s"
+  # the tests that met an rxe stall (TRANSPORT_RETRY_EXCEEDED on a healthy wire) and ran once more
+  stalls=$(grep -c '^# rxe stalled' "$log")
+  if [ "$stalls" -gt 0 ]; then
+    echo "  verbs lane: $stalls rxe stall(s) retried once (TRANSPORT_RETRY_EXCEEDED where the test expects none):"
+    grep '^# rxe stalled' "$log" | sed 's/^/    /'
+  fi
 fi
 
 if [ ${#failures[@]} -gt 0 ]; then

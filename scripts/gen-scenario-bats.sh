@@ -45,6 +45,19 @@ done
     echo "@test \"scenario $name${extra:+ ($extra)}: ${desc:-$expect}\" {"
     echo "  run \"\$MIGBED\" run '$abs' $extra --quiet --json \"\$BATS_TEST_TMPDIR/r.json\""
     echo "  echo \"\$output\""
+    case "$extra|$expect" in
+      *"--backend verbs"*"|"*TRANSPORT_RETRY_EXCEEDED*) ;;
+      *"--backend verbs"*)
+        # rxe under TCG sometimes stops acknowledging past RC's retry budget on a healthy wire
+        # (bats/verbs/verbs.bats's run_verbs): a scenario that does not expect it is run once
+        # more, loudly (on fd 3, into the TAP log: make check counts these lines); a second one fails the test
+        echo "  if [ \"\$status\" -ne 0 ] && [[ \"\${lines[-1]:-}\" == *'cause=TRANSPORT_RETRY_EXCEEDED'* ]]; then"
+        echo "    echo \"# rxe stalled (TRANSPORT_RETRY_EXCEEDED, not this scenario's cause) in $name: running once more\" | tee /dev/fd/3"
+        echo "    run \"\$MIGBED\" run '$abs' $extra --quiet --json \"\$BATS_TEST_TMPDIR/r.json\""
+        echo "    echo \"\$output\""
+        echo "  fi"
+        ;;
+    esac
     echo "  if [ -n \"\${MIGBED_RESULTS_DIR:-}\" ] && [ -s \"\$BATS_TEST_TMPDIR/r.json\" ]; then"
     echo "    mkdir -p \"\$MIGBED_RESULTS_DIR\""
     echo "    cp \"\$BATS_TEST_TMPDIR/r.json\" \"\$MIGBED_RESULTS_DIR/$name${tag:+-$tag}.json\""

@@ -351,6 +351,8 @@ int hca_wait(hca_ep *ep, enum hca_cq_kind cq, uint64_t timeout_ns, struct hca_wc
 	rc = hca_wait_until(ep->w, timeout_ns, cq_check, &cw);
 	if (rc == 0)
 		SLOG(ep->w, ep->side, "wait_timeout", "cq=%s ns=%llu", cq_name(cq), (unsigned long long)timeout_ns);
+	else if (rc == -ECONNRESET)   /* the peer disconnected: how every migration ends, not an error */
+		SLOG(ep->w, ep->side, "wait_disconnected", "cq=%s", cq_name(cq));
 	else if (rc < 0)
 		SLOG(ep->w, ep->side, "wait_error", "cq=%s rc=%d", cq_name(cq), rc);
 	return rc;

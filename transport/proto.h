@@ -138,6 +138,8 @@ enum proto_dst_state proto_dst_state(const proto_dst *d);
 const struct proto_stats *proto_dst_stats(const proto_dst *d);
 const struct cause_ctx *proto_dst_cause(const proto_dst *d);
 bool proto_dst_pin_all(const proto_dst *d);
+/* Still listening: no source has connected (nothing can arrive once the source is gone). */
+bool proto_dst_listening(const proto_dst *d);
 /* Fail the destination from outside (e.g. it never finished). */
 int proto_dst_fail(proto_dst *d, int cause, const char *detail);
 void proto_dst_free(proto_dst *d);

@@ -821,6 +821,7 @@ enum proto_dst_state proto_dst_state(const proto_dst *d) { return d->state; }
 const struct proto_stats *proto_dst_stats(const proto_dst *d) { return &d->st; }
 const struct cause_ctx *proto_dst_cause(const proto_dst *d) { return &d->cx; }
 bool proto_dst_pin_all(const proto_dst *d) { return d->pin_all; }
+bool proto_dst_listening(const proto_dst *d) { return d->phase == D_LISTEN; }
 
 int proto_dst_fail(proto_dst *d, int cause, const char *detail)
 {

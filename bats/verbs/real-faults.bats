@@ -41,7 +41,7 @@ teardown() {
   # TRANSPORT_RETRY_EXCEEDED here is an rxe stall under TCG, not the loss: once more, loudly
   # (as verbs.bats's run_verbs); a second one fails the test
   if [ "$status" -ne 0 ] && [[ "${lines[-1]:-}" == *"cause=TRANSPORT_RETRY_EXCEEDED"* ]]; then
-    echo "# rxe stalled (TRANSPORT_RETRY_EXCEEDED under 1 % loss): running once more"
+    echo "# rxe stalled (TRANSPORT_RETRY_EXCEEDED under 1 % loss) in \"$BATS_TEST_DESCRIPTION\": running once more" | tee /dev/fd/3
     run "$MIGBED" run "${args[@]}"
     echo "$output"
   fi

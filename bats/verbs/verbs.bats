@@ -27,7 +27,7 @@ run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
   # (seen twice in a day of full lanes, never when the test runs alone). None of these tests is
   # about the link, so such a run is retried once, loudly; a second one fails the test.
   if [ "$status" -ne 0 ] && [[ "${lines[-1]:-}" == *"cause=TRANSPORT_RETRY_EXCEEDED"* ]]; then
-    echo "# rxe stalled (TRANSPORT_RETRY_EXCEEDED on a healthy wire): running once more"
+    echo "# rxe stalled (TRANSPORT_RETRY_EXCEEDED on a healthy wire) in \"$BATS_TEST_DESCRIPTION\": running once more" | tee /dev/fd/3
     run "$MIGBED" run "$@" "${MIGBED_WAIT[@]}" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
     echo "$output"
   fi

@@ -1,0 +1,365 @@
+#include "run/timeline.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/out_file.h"
+#include "sim/json.h"
+#include "vocab/vocab.h"
+
+enum { P_MIGRATION = 1, P_SRC, P_DST, P_OTHER, P_COUNT };
+enum { T_PHASES = 1, T_CONTROL, T_CHUNKS, T_CONNECTION, T_FAULTS, T_COUNT };
+
+#define TL_FIELDS 16
+#define TL_SPANS 64          /* REGISTER REQUESTs in flight per side (QEMU: one at a time) */
+
+struct tl_field { const char *k, *v; };
+
+struct tl_line {
+	uint64_t ns;
+	const char *side, *event;
+	struct tl_field f[TL_FIELDS];
+	int nf;
+};
+
+struct tl_span { uint64_t ns; char name[96]; };
+
+struct tl {
+	FILE *f;
+	bool first;
+	/* the migration's phases */
+	uint64_t round_start_ns;     /* the running round's start (setup_done, or after a sleep) */
+	bool vm_stopped;
+	uint64_t vm_stop_ns, downtime_end_ns;
+	/* per side (P_SRC, P_DST) */
+	struct tl_span spans[P_COUNT][TL_SPANS];
+	int n_spans[P_COUNT];
+	int64_t writes[P_COUNT];
+	uint64_t writes_ns[P_COUNT];   /* the time of the sample not yet written */
+	bool writes_dirty[P_COUNT];
+	uint64_t end_ns;
+};
+
+static const char *field(const struct tl_line *l, const char *k)
+{
+	for (int i = 0; i < l->nf; i++)
+		if (!strcmp(l->f[i].k, k))
+			return l->f[i].v;
+	return NULL;
+}
+
+static uint64_t field_u64(const struct tl_line *l, const char *k)
+{
+	const char *v = field(l, k);
+	return v ? strtoull(v, NULL, 0) : 0;
+}
+
+/* "S.NNNNNNNNN SIDE EVENT[ K=V ...]" in place; false if the line is not one. */
+static bool parse_line(char *s, struct tl_line *l)
+{
+	char *sp = strchr(s, ' ');
+	char *dot = strchr(s, '.');
+	if (!sp || !dot || dot > sp || sp - dot != 10 || dot == s)
+		return false;
+	uint64_t sec = 0, ns = 0;
+	for (char *p = s; p < dot; p++) {
+		if (!isdigit((unsigned char)*p) || sec > UINT64_MAX / 10 / 1000000000ull)
+			return false;
+		sec = sec * 10 + (uint64_t)(*p - '0');
+	}
+	for (char *p = dot + 1; p < sp; p++) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		ns = ns * 10 + (uint64_t)(*p - '0');
+	}
+	l->ns = sec * 1000000000ull + ns;
+	l->nf = 0;
+	char *save = NULL;
+	l->side = strtok_r(sp + 1, " ", &save);
+	l->event = strtok_r(NULL, " ", &save);
+	if (!l->side || !l->event)
+		return false;
+	for (char *t; (t = strtok_r(NULL, " ", &save));) {
+		char *eq = strchr(t, '=');
+		if (!eq || eq == t)
+			return false;
+		*eq = '\0';
+		if (l->nf < TL_FIELDS)
+			l->f[l->nf++] = (struct tl_field){ t, eq + 1 };
+	}
+	return true;
+}
+
+static int side_pid(const char *side)
+{
+	if (!strcmp(side, "sim"))
+		return P_MIGRATION;
+	int s = vocab_side_lookup(side);
+	if (s == VOCAB_SIDE_SRC)
+		return P_SRC;
+	if (s == VOCAB_SIDE_DST)
+		return P_DST;
+	return P_OTHER;
+}
+
+static void ts(FILE *f, const char *key, uint64_t ns)
+{
+	fprintf(f, "\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
+}
+
+/* One trace event; args: the line's fields (NULL: none), or extra text (already JSON). */
+static void emit(struct tl *t, const char *ph, const char *name, int pid, int tid, uint64_t ns,
+		 uint64_t dur_ns, const struct tl_line *args, const char *scope)
+{
+	FILE *f = t->f;
+	fputs(t->first ? "\n" : ",\n", f);
+	t->first = false;
+	fprintf(f, "{\"ph\":\"%s\",\"name\":", ph);
+	json_string(f, name);
+	fprintf(f, ",\"pid\":%d,\"tid\":%d,", pid, tid);
+	ts(f, "ts", ns);
+	if (!strcmp(ph, "X")) {
+		fputc(',', f);
+		ts(f, "dur", dur_ns);
+	}
+	if (scope)
+		fprintf(f, ",\"s\":\"%s\"", scope);
+	if (args && args->nf) {
+		fputs(",\"args\":{", f);
+		for (int i = 0; i < args->nf; i++) {
+			if (i)
+				fputc(',', f);
+			json_string(f, args->f[i].k);
+			fputc(':', f);
+			json_string(f, args->f[i].v);
+		}
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
+static void counter(struct tl *t, const char *name, int pid, uint64_t ns, const char *key, int64_t v)
+{
+	fputs(t->first ? "\n" : ",\n", t->f);
+	t->first = false;
+	fputs("{\"ph\":\"C\",\"name\":", t->f);
+	json_string(t->f, name);
+	fprintf(t->f, ",\"pid\":%d,\"tid\":0,", pid);
+	ts(t->f, "ts", ns);
+	fputs(",\"args\":{", t->f);
+	json_string(t->f, key);
+	fprintf(t->f, ":%" PRId64 "}}", v);
+}
+
+static void meta(struct tl *t, const char *what, int pid, int tid, const char *name)
+{
+	fputs(t->first ? "\n" : ",\n", t->f);
+	t->first = false;
+	fprintf(t->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what, pid, tid);
+	json_string(t->f, name);
+	fputs("}}", t->f);
+}
+
+/* The writes-in-flight counter: one sample per time stamp (the last value at it). */
+static void writes_flush(struct tl *t, int pid)
+{
+	if (t->writes_dirty[pid])
+		counter(t, "RDMA WRITEs in flight", pid, t->writes_ns[pid], "writes", t->writes[pid]);
+	t->writes_dirty[pid] = false;
+}
+
+static void writes_add(struct tl *t, int pid, uint64_t ns, int64_t d)
+{
+	if (t->writes_dirty[pid] && t->writes_ns[pid] != ns)
+		writes_flush(t, pid);
+	t->writes[pid] += d;
+	if (t->writes[pid] < 0)
+		t->writes[pid] = 0;
+	t->writes_ns[pid] = ns;
+	t->writes_dirty[pid] = true;
+}
+
+static void on_sim(struct tl *t, const struct tl_line *l)
+{
+	const char *e = l->event;
+	char name[96];
+	if (!strcmp(e, "setup_done")) {
+		emit(t, "X", "setup", P_MIGRATION, T_PHASES, 0, l->ns, l, NULL);
+		t->round_start_ns = l->ns;
+	} else if (!strcmp(e, "round")) {
+		snprintf(name, sizeof name, "round %s", field(l, "n") ? field(l, "n") : "?");
+		emit(t, "X", name, P_MIGRATION, T_PHASES, t->round_start_ns, l->ns - t->round_start_ns, l, NULL);
+		t->round_start_ns = l->ns;
+	} else if (!strcmp(e, "sleep")) {
+		t->round_start_ns = l->ns + field_u64(l, "ns");
+	} else if (!strcmp(e, "bitmap_sync")) {
+		snprintf(name, sizeof name, "bitmap sync %s", field(l, "n") ? field(l, "n") : "?");
+		emit(t, "i", name, P_MIGRATION, T_PHASES, l->ns, 0, l, "t");
+		if (l->ns > t->round_start_ns)
+			t->round_start_ns = l->ns;
+	} else if (!strcmp(e, "vm_stop")) {
+		emit(t, "i", "switchover: VM stopped", P_MIGRATION, T_PHASES, l->ns, 0, l, "g");
+		t->vm_stopped = true;
+		t->vm_stop_ns = l->ns;
+		t->round_start_ns = l->ns;
+	} else if (!strcmp(e, "source_completed")) {
+		emit(t, "i", "source completed", P_MIGRATION, T_PHASES, l->ns, 0, l, "t");
+		if (t->vm_stopped && !t->downtime_end_ns)
+			t->downtime_end_ns = l->ns;
+	} else if (!strcmp(e, "counters")) {
+		counter(t, "pending", P_MIGRATION, l->ns, "bytes", (int64_t)field_u64(l, "pending"));
+		counter(t, "bandwidth", P_MIGRATION, l->ns, "bytes/ms", (int64_t)field_u64(l, "bw_bytes_per_ms"));
+		counter(t, "switchover threshold", P_MIGRATION, l->ns, "bytes", (int64_t)field_u64(l, "threshold"));
+	}
+}
+
+static void span_open(struct tl *t, int pid, uint64_t ns, const char *name)
+{
+	if (t->n_spans[pid] == TL_SPANS)
+		return;
+	struct tl_span *s = &t->spans[pid][t->n_spans[pid]++];
+	s->ns = ns;
+	snprintf(s->name, sizeof s->name, "%s", name);
+}
+
+static void span_close(struct tl *t, int pid, const struct tl_line *l, const char *name)
+{
+	if (!t->n_spans[pid]) {
+		emit(t, "i", name, pid, T_CHUNKS, l->ns, 0, l, "t");
+		return;
+	}
+	uint64_t start = t->spans[pid][0].ns;
+	memmove(&t->spans[pid][0], &t->spans[pid][1], (size_t)(t->n_spans[pid] - 1) * sizeof t->spans[pid][0]);
+	t->n_spans[pid]--;
+	emit(t, "X", name, pid, T_CHUNKS, start, l->ns - start, l, NULL);
+}
+
+static void on_side(struct tl *t, int pid, const struct tl_line *l)
+{
+	const char *e = l->event, *op = field(l, "op"), *type = field(l, "type");
+	char name[128];
+	if (!strcmp(e, "ctl_send") || !strcmp(e, "ctl_recv")) {
+		snprintf(name, sizeof name, "%s %s", e[4] == 's' ? "send" : "recv", type ? type : "?");
+		emit(t, "i", name, pid, T_CONTROL, l->ns, 0, l, "t");
+		if (pid == P_SRC && e[4] == 's' && type && !strcmp(type, "register_request"))
+			span_open(t, pid, l->ns, "register");
+	} else if (!strcmp(e, "registered")) {
+		snprintf(name, sizeof name, "chunk %s/%s", field(l, "block") ? field(l, "block") : "?",
+			 field(l, "chunk") ? field(l, "chunk") : "?");
+		if (pid == P_SRC)
+			span_close(t, pid, l, name);
+		else
+			emit(t, "i", name, pid, T_CHUNKS, l->ns, 0, l, "t");
+	} else if (!strcmp(e, "post_send") && op && !strcmp(op, "write")) {
+		writes_add(t, pid, l->ns, 1);
+	} else if (!strcmp(e, "wc") && op && !strcmp(op, "write")) {
+		writes_add(t, pid, l->ns, -1);
+	} else if (!strcmp(e, "fault")) {
+		snprintf(name, sizeof name, "fault %s -> %s", field(l, "site") ? field(l, "site") : "?",
+			 field(l, "action") ? field(l, "action") : "?");
+		emit(t, "i", name, pid, T_FAULTS, l->ns, 0, l, "p");
+	} else if (!strcmp(e, "fail")) {
+		snprintf(name, sizeof name, "failed: %s", field(l, "cause") ? field(l, "cause") : "?");
+		emit(t, "i", name, pid, T_FAULTS, l->ns, 0, l, "g");
+	} else if (!strcmp(e, "completed") || !strcmp(e, "verified") || !strcmp(e, "peer_confirmed")) {
+		emit(t, "i", e, pid, T_FAULTS, l->ns, 0, l, "t");
+		if (!strcmp(e, "completed") && pid == P_DST && t->vm_stopped)
+			t->downtime_end_ns = l->ns;
+	} else if (!strcmp(e, "connect") || !strcmp(e, "connect_request") || !strcmp(e, "accept") ||
+		   !strcmp(e, "cm_event") || !strcmp(e, "disconnect") || !strcmp(e, "listen") ||
+		   !strcmp(e, "ep_destroy") || !strcmp(e, "connected") || !strcmp(e, "accepted")) {
+		snprintf(name, sizeof name, "%s%s%s", e, type ? " " : "", type ? type : "");
+		emit(t, "i", name, pid, T_CONNECTION, l->ns, 0, l, "t");
+	}
+}
+
+static void header(struct tl *t)
+{
+	static const char *const threads[T_COUNT] = { NULL, "phases", "control messages",
+		"chunks (registration)", "connection", "faults and outcome" };
+	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"migbed timeline\","
+	      "\"time\":\"the event log's (virtual on the model backend)\"},\"traceEvents\":[", t->f);
+	t->first = true;
+	meta(t, "process_name", P_MIGRATION, 0, "migration");
+	meta(t, "process_name", P_SRC, 0, "source");
+	meta(t, "process_name", P_DST, 0, "destination");
+	meta(t, "process_name", P_OTHER, 0, "other");
+	for (int p = P_MIGRATION; p < P_COUNT; p++) {
+		fprintf(t->f, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+			"\"args\":{\"sort_index\":%d}}", p, p);
+		for (int th = T_PHASES; th < T_COUNT; th++)
+			if (th == T_PHASES ? p == P_MIGRATION : p != P_MIGRATION)
+				meta(t, "thread_name", p, th, threads[th]);
+	}
+}
+
+int timeline_write(const char *events_path, const char *out_path, struct diag *d)
+{
+	FILE *in = fopen(events_path, "r");
+	if (!in) {
+		int e = errno;
+		diag_set(d, "%s: cannot read the event log: %s", events_path, strerror(e));
+		return -e;
+	}
+	struct out_file out = { 0 };
+	int rc = out_file_open(&out, out_path, d);
+	if (rc) {
+		fclose(in);
+		return rc;
+	}
+	struct tl *t = calloc(1, sizeof *t);
+	if (!t) {
+		fclose(in);
+		out_file_abort(&out);
+		diag_set(d, "%s: out of memory", out_path);
+		return -ENOMEM;
+	}
+	t->f = out.f;
+	header(t);
+	char *buf = NULL;
+	size_t cap = 0;
+	unsigned long lineno = 0;
+	ssize_t n;
+	while ((n = getline(&buf, &cap, in)) >= 0) {
+		lineno++;
+		if (n > 0 && buf[n - 1] == '\n')
+			buf[--n] = '\0';
+		struct tl_line l;
+		if (!parse_line(buf, &l)) {
+			rc = diag_at(d, events_path, lineno, "not an event-log line (want 'SECONDS.NANOSECONDS SIDE EVENT [KEY=VALUE ...]')");
+			break;
+		}
+		if (l.ns > t->end_ns)
+			t->end_ns = l.ns;
+		int pid = side_pid(l.side);
+		if (pid == P_MIGRATION)
+			on_sim(t, &l);
+		else
+			on_side(t, pid, &l);
+	}
+	if (!rc && ferror(in))
+		rc = diag_set(d, "%s: cannot read the event log: %s", events_path, strerror(EIO));
+	if (!rc) {
+		for (int p = P_MIGRATION; p < P_COUNT; p++)
+			writes_flush(t, p);
+		if (t->vm_stopped) {
+			uint64_t end = t->downtime_end_ns ? t->downtime_end_ns : t->end_ns;
+			emit(t, "X", "downtime (VM stopped)", P_MIGRATION, T_PHASES, t->vm_stop_ns,
+			     end - t->vm_stop_ns, NULL, NULL);
+		}
+		fputs("\n]}\n", t->f);
+	}
+	free(buf);
+	free(t);
+	fclose(in);
+	if (rc) {
+		out_file_abort(&out);
+		return rc;
+	}
+	return out_file_commit(&out, d);
+}
