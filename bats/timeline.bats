@@ -99,3 +99,33 @@ SMALL=(--guest 64M --workers 2 --worker-bytes 8M --seed 3)
   [[ "$output" == *"nodir/tl.json"* ]]
   [ ! -e r.json ]
 }
+
+@test "migbed timeline --plot: the picture (rounds, registrations, downtime, writes in flight), the same bytes twice; bad input writes nothing" {
+  run "$MIGBED" run "${SMALL[@]}" --quiet --events ev
+  [ "$status" -eq 0 ]
+  run "$MIGBED" timeline ev --plot a.svg
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run "$MIGBED" timeline ev --plot b.svg -o b.json
+  [ "$status" -eq 0 ]
+  cmp a.svg b.svg
+  run jq -e '.traceEvents | length > 0' b.json
+  [ "$status" -eq 0 ]
+  run head -c 5 a.svg
+  [ "$output" = "<?xml" ]
+  for label in 'rounds' 'chunk registrations (source)' 'downtime (VM stopped)' 'RDMA WRITEs in flight' 'time (ms)'; do
+    run grep -c -F "$label" a.svg
+    echo "$label: $output"
+    [ "$output" -ge 1 ]
+  done
+  run "$MIGBED" timeline ev --plot a.pdf
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"the name must end in .svg or .png"* ]]
+  printf 'garbage\n' >bad.ev
+  run "$MIGBED" timeline bad.ev --plot c.svg
+  echo "$output"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"bad.ev:1: not an event-log line"* ]]
+  [ ! -e c.svg ]
+  [ ! -e c.svg.tmp ]
+}

@@ -10,15 +10,13 @@
  * unless --expect says otherwise), 1 some row did not (it is a row: failed:CAUSE), 2 bad
  * usage or input. Deterministic: on the model the same sweep writes the same files. */
 #include <errno.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/gnuplot.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
 #include "run/out_file.h"
@@ -27,7 +25,6 @@
 #include "vocab/cause.h"
 #include "vocab/vocab.h"
 
-extern char **environ;
 
 struct sweep_cli {
 	char **run_argv;                /* "run", the options passed on to every run */
@@ -81,24 +78,6 @@ static int one_runs_output(const struct runcfg *c)
 	return 0;
 }
 
-/* ".svg" or ".png", and gnuplot on PATH: checked before anything runs. */
-static int plot_check(const char *path)
-{
-	const char *dot = strrchr(path, '.');
-	if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png")))
-		return cli_usage_error("sweep: --plot %s: the name must end in .svg or .png", path);
-	const char *p = getenv("PATH");
-	char buf[4096];
-	for (const char *s = p ? p : ""; *s;) {
-		size_t n = strcspn(s, ":");
-		snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, s);
-		if (n && access(buf, X_OK) == 0)
-			return 0;
-		s += n + (s[n] == ':');
-	}
-	return cli_usage_error("sweep: --plot: gnuplot not found: apt-get install gnuplot-nox");
-}
-
 /* sweep's own keys out of argv, the rest (run options) into s->run_argv, those validated by
  * run's own parser. 1: help printed; 0 ok; 2 bad (the message printed). */
 static int parse_args(struct sweep_cli *s, int argc, char **argv)
@@ -129,7 +108,7 @@ static int parse_args(struct sweep_cli *s, int argc, char **argv)
 		rc = -1, cli_usage_error("sweep: --chunk-size and --chunk-sizes: give one");
 	if (rc == 0 && one_runs_output(c))
 		rc = -1;
-	if (rc == 0 && x->plot[0] && plot_check(x->plot))
+	if (rc == 0 && x->plot[0] && gnuplot_check("sweep", x->plot))
 		rc = -1;
 	s->backend = c->backend == HCA_BACKEND_VERBS ? "verbs" : "model";
 	free(c);
@@ -306,18 +285,6 @@ static void print_csv(const struct sweep_result *res, FILE *f)
 
 /* ---- plot --------------------------------------------------------------------------------- */
 
-/* s as a gnuplot single-quoted string ('' is a quote). */
-static void gp_string(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
-	}
-	fputc('\'', f);
-}
-
 /* The series of the plot: the completed rows grouped by the swept keys other than chunk
  * size (a point's series = point / the number of chunk sizes), one data block each. */
 static size_t plot_data(const struct sweep_result *res, FILE *f, size_t *first_row, size_t max)
@@ -357,7 +324,7 @@ static void plot_panel(const struct sweep_result *res, FILE *f, const size_t *fi
 		ax[SWEEP_CHUNK].n = 0;   /* the series' name: the other swept keys */
 		sweep_point_text(ax, idx, pt, sizeof pt);
 		fprintf(f, "%s$data index %zu using 1:%d with linespoints title ", g ? ", " : "", g, col);
-		gp_string(f, pt[0] ? pt : "migbed (model)");
+		gnuplot_string(f, pt[0] ? pt : "migbed (model)");
 	}
 	if (!n)   /* no completed row: an empty panel that says so */
 		fprintf(f, "-1 notitle");
@@ -370,7 +337,7 @@ static void plot_script(const struct sweep_result *res, const char *out, bool sv
 {
 	size_t first[PLOT_SERIES_MAX];
 	fprintf(f, "set terminal %s size %s\nset output ", svg ? "svg" : "png", svg ? "800,1000 dynamic" : "800,1000");
-	gp_string(f, out);
+	gnuplot_string(f, out);
 	fprintf(f, "\n");
 	size_t n = plot_data(res, f, first, PLOT_SERIES_MAX);
 	if (!n)
@@ -385,47 +352,9 @@ static void plot_script(const struct sweep_result *res, const char *out, bool sv
 	fprintf(f, "unset multiplot\nset output\n");
 }
 
-/* Write the plot: gnuplot reads the script on stdin and writes PATH.tmp, renamed onto PATH
- * when it exits 0. 0, or CLI_EXIT_USAGE after the message (nothing left behind). */
-static int write_plot(const struct sweep_result *res, const char *path)
+static void sweep_script(void *arg, const char *out, bool svg, FILE *f)
 {
-	char tmp[1100];
-	int fds[2], status = 0, rc = 0;
-	pid_t pid;
-	posix_spawn_file_actions_t fa;
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	if (pipe(fds))
-		return cli_usage_error("sweep: --plot: pipe: %s", strerror(errno));
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
-	posix_spawn_file_actions_addclose(&fa, fds[1]);
-	char *args[] = { "gnuplot", NULL };
-	rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, args, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(fds[0]);
-	if (rc) {
-		close(fds[1]);
-		return cli_usage_error("sweep: --plot: gnuplot: %s", strerror(rc));
-	}
-	FILE *f = fdopen(fds[1], "w");
-	void (*was)(int) = signal(SIGPIPE, SIG_IGN);   /* a gnuplot that stops reading: EPIPE, not death */
-	if (f) {
-		const char *ext = strrchr(path, '.');
-		plot_script(res, tmp, ext && !strcmp(ext, ".svg"), f);
-		fclose(f);
-	} else {
-		close(fds[1]);
-	}
-	signal(SIGPIPE, was);
-	if (waitpid(pid, &status, 0) < 0 || !f || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-	    rename(tmp, path) != 0) {
-		unlink(tmp);
-		if (f && WIFEXITED(status))
-			return cli_usage_error("sweep: --plot %s: gnuplot failed (exit status %d); nothing written",
-					       path, WEXITSTATUS(status));
-		return cli_usage_error("sweep: --plot %s: gnuplot failed; nothing written", path);
-	}
-	return 0;
+	plot_script(arg, out, svg, f);
 }
 
 /* ---- the command -------------------------------------------------------------------------- */
@@ -439,7 +368,7 @@ static int report(const struct sweep_cli *s, const struct sweep_result *res, str
 	print_table(res, tf);
 	fflush(tf);
 	/* the plot first: when gnuplot fails, no other file is committed either */
-	if (sweep_opts.plot[0] && write_plot(res, sweep_opts.plot))
+	if (sweep_opts.plot[0] && gnuplot_write("sweep", sweep_opts.plot, sweep_script, (void *)res))
 		return CLI_EXIT_USAGE;
 	if (json->f) {
 		print_json(s, res, json->f);

@@ -43,7 +43,29 @@ struct tl {
 	uint64_t writes_ns[P_COUNT];   /* the time of the sample not yet written */
 	bool writes_dirty[P_COUNT];
 	uint64_t end_ns;
+	/* plot mode (timeline_plot_data): spans and samples kept, nothing printed */
+	bool plot;
+	struct tl_rec { uint64_t a, b; int row; } *recs;
+	size_t n_recs, cap_recs;
+	bool oom;
 };
+
+enum { ROW_WRITES = 0, ROW_DOWNTIME = 1, ROW_CHUNKS = 2, ROW_SETUP = 3, ROW_ROUNDS = 4 };
+
+static void rec(struct tl *t, int row, uint64_t a, uint64_t b)
+{
+	if (t->n_recs == t->cap_recs) {
+		size_t cap = t->cap_recs ? t->cap_recs * 2 : 1024;
+		struct tl_rec *n = realloc(t->recs, cap * sizeof *n);
+		if (!n) {
+			t->oom = true;
+			return;
+		}
+		t->recs = n;
+		t->cap_recs = cap;
+	}
+	t->recs[t->n_recs++] = (struct tl_rec){ a, b, row };
+}
 
 static const char *field(const struct tl_line *l, const char *k)
 {
@@ -117,6 +139,14 @@ static void emit(struct tl *t, const char *ph, const char *name, int pid, int ti
 		 uint64_t dur_ns, const struct tl_line *args, const char *scope)
 {
 	FILE *f = t->f;
+	if (t->plot) {
+		if (!strcmp(ph, "X") && pid == P_MIGRATION)
+			rec(t, !strcmp(name, "setup") ? ROW_SETUP : !strncmp(name, "round ", 6) ? ROW_ROUNDS
+			       : ROW_DOWNTIME, ns, ns + dur_ns);
+		else if (!strcmp(ph, "X") && pid == P_SRC && tid == T_CHUNKS)
+			rec(t, ROW_CHUNKS, ns, ns + dur_ns);
+		return;
+	}
 	fputs(t->first ? "\n" : ",\n", f);
 	t->first = false;
 	fprintf(f, "{\"ph\":\"%s\",\"name\":", ph);
@@ -145,6 +175,11 @@ static void emit(struct tl *t, const char *ph, const char *name, int pid, int ti
 
 static void counter(struct tl *t, const char *name, int pid, uint64_t ns, const char *key, int64_t v)
 {
+	if (t->plot) {
+		if (pid == P_SRC && !strcmp(key, "writes"))
+			rec(t, ROW_WRITES, ns, (uint64_t)v);
+		return;
+	}
 	fputs(t->first ? "\n" : ",\n", t->f);
 	t->first = false;
 	fputs("{\"ph\":\"C\",\"name\":", t->f);
@@ -158,6 +193,8 @@ static void counter(struct tl *t, const char *name, int pid, uint64_t ns, const 
 
 static void meta(struct tl *t, const char *what, int pid, int tid, const char *name)
 {
+	if (t->plot)
+		return;
 	fputs(t->first ? "\n" : ",\n", t->f);
 	t->first = false;
 	fprintf(t->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what, pid, tid);
@@ -282,6 +319,8 @@ static void header(struct tl *t)
 {
 	static const char *const threads[T_COUNT] = { NULL, "phases", "control messages",
 		"chunks (registration)", "connection", "faults and outcome" };
+	if (t->plot)
+		return;
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"migbed timeline\","
 	      "\"time\":\"the event log's (virtual on the model backend)\"},\"traceEvents\":[", t->f);
 	t->first = true;
@@ -298,7 +337,8 @@ static void header(struct tl *t)
 	}
 }
 
-int timeline_write(const char *events_path, const char *out_path, struct diag *d)
+/* Reads the log into t (its output: JSON on t->f, or records in plot mode). 0 or -errno/-EINVAL. */
+static int tl_read(struct tl *t, const char *events_path, struct diag *d)
 {
 	FILE *in = fopen(events_path, "r");
 	if (!in) {
@@ -306,25 +346,12 @@ int timeline_write(const char *events_path, const char *out_path, struct diag *d
 		diag_set(d, "%s: cannot read the event log: %s", events_path, strerror(e));
 		return -e;
 	}
-	struct out_file out = { 0 };
-	int rc = out_file_open(&out, out_path, d);
-	if (rc) {
-		fclose(in);
-		return rc;
-	}
-	struct tl *t = calloc(1, sizeof *t);
-	if (!t) {
-		fclose(in);
-		out_file_abort(&out);
-		diag_set(d, "%s: out of memory", out_path);
-		return -ENOMEM;
-	}
-	t->f = out.f;
 	header(t);
 	char *buf = NULL;
 	size_t cap = 0;
 	unsigned long lineno = 0;
 	ssize_t n;
+	int rc = 0;
 	while ((n = getline(&buf, &cap, in)) >= 0) {
 		lineno++;
 		if (n > 0 && buf[n - 1] == '\n')
@@ -352,14 +379,77 @@ int timeline_write(const char *events_path, const char *out_path, struct diag *d
 			emit(t, "X", "downtime (VM stopped)", P_MIGRATION, T_PHASES, t->vm_stop_ns,
 			     end - t->vm_stop_ns, NULL, NULL);
 		}
-		fputs("\n]}\n", t->f);
 	}
 	free(buf);
-	free(t);
 	fclose(in);
+	if (!rc && t->oom)
+		rc = diag_set(d, "%s: out of memory", events_path);
+	return rc;
+}
+
+int timeline_write(const char *events_path, const char *out_path, struct diag *d)
+{
+	struct out_file out = { 0 };
+	int rc = out_file_open(&out, out_path, d);
+	if (rc)
+		return rc;
+	struct tl *t = calloc(1, sizeof *t);
+	if (!t) {
+		out_file_abort(&out);
+		diag_set(d, "%s: out of memory", out_path);
+		return -ENOMEM;
+	}
+	t->f = out.f;
+	rc = tl_read(t, events_path, d);
+	if (!rc)
+		fputs("\n]}\n", t->f);
+	free(t);
 	if (rc) {
 		out_file_abort(&out);
 		return rc;
 	}
 	return out_file_commit(&out, d);
+}
+
+static void ms(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%06u", ns / 1000000, (unsigned)(ns % 1000000));
+}
+
+int timeline_plot_data(const char *events_path, FILE *f, struct diag *d)
+{
+	struct tl *t = calloc(1, sizeof *t);
+	if (!t) {
+		diag_set(d, "%s: out of memory", events_path);
+		return -ENOMEM;
+	}
+	t->plot = true;
+	int rc = tl_read(t, events_path, d);
+	if (!rc) {
+		/* the spans: start end row (rows: 1 downtime, 2 the source's chunk exchanges, 3 setup,
+		 * 4 rounds); then the writes in flight: time count, as steps */
+		fprintf(f, "$spans << EOD\n");
+		for (size_t i = 0; i < t->n_recs; i++) {
+			if (t->recs[i].row == ROW_WRITES)
+				continue;
+			ms(f, t->recs[i].a);
+			fputc(' ', f);
+			ms(f, t->recs[i].b);
+			fprintf(f, " %d\n", t->recs[i].row);
+		}
+		fprintf(f, "EOD\n$writes << EOD\n0 0\n");
+		for (size_t i = 0; i < t->n_recs; i++) {
+			if (t->recs[i].row != ROW_WRITES)
+				continue;
+			ms(f, t->recs[i].a);
+			fprintf(f, " %" PRIu64 "\n", t->recs[i].b);
+		}
+		ms(f, t->end_ns);
+		fprintf(f, " 0\nEOD\nend_ms = ");
+		ms(f, t->end_ns);
+		fputc('\n', f);
+	}
+	free(t->recs);
+	free(t);
+	return rc;
 }

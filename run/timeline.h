@@ -15,11 +15,18 @@
  * show (each post_recv, each completion) are left out; the output is deterministic. */
 #ifndef MIGBED_RUN_TIMELINE_H
 #define MIGBED_RUN_TIMELINE_H
+#include <stdio.h>
 #include "sim/diag.h"
 
 /* Reads the event log at events_path, writes the trace JSON to out_path (out_file's rules:
  * whole or not at all). 0; -EINVAL with d = "FILE:LINE: problem" for a line that is not an
  * event-log line; -errno with d for I/O. */
 int timeline_write(const char *events_path, const char *out_path, struct diag *d);
+
+/* The same log as gnuplot data: the block $spans ("START_MS END_MS ROW": 1 the downtime, 2
+ * the source's REGISTER REQUEST -> RESULT exchanges, 3 setup, 4 the rounds), the block $writes
+ * ("TIME_MS WRITES_IN_FLIGHT", for steps) and end_ms, the log's last time. Errors as
+ * timeline_write's (nothing useful written to f then). */
+int timeline_plot_data(const char *events_path, FILE *f, struct diag *d);
 
 #endif
