@@ -67,6 +67,12 @@ static void rec(struct tl *t, int row, uint64_t a, uint64_t b)
 	t->recs[t->n_recs++] = (struct tl_rec){ a, b, row };
 }
 
+/* b - a, or 0 for a log whose times go backwards (hand-edited): no span runs backwards */
+static uint64_t since(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
 static const char *field(const struct tl_line *l, const char *k)
 {
 	for (int i = 0; i < l->nf; i++)
@@ -230,7 +236,7 @@ static void on_sim(struct tl *t, const struct tl_line *l)
 		t->round_start_ns = l->ns;
 	} else if (!strcmp(e, "round")) {
 		snprintf(name, sizeof name, "round %s", field(l, "n") ? field(l, "n") : "?");
-		emit(t, "X", name, P_MIGRATION, T_PHASES, t->round_start_ns, l->ns - t->round_start_ns, l, NULL);
+		emit(t, "X", name, P_MIGRATION, T_PHASES, t->round_start_ns, since(t->round_start_ns, l->ns), l, NULL);
 		t->round_start_ns = l->ns;
 	} else if (!strcmp(e, "sleep")) {
 		t->round_start_ns = l->ns + field_u64(l, "ns");
@@ -273,7 +279,7 @@ static void span_close(struct tl *t, int pid, const struct tl_line *l, const cha
 	uint64_t start = t->spans[pid][0].ns;
 	memmove(&t->spans[pid][0], &t->spans[pid][1], (size_t)(t->n_spans[pid] - 1) * sizeof t->spans[pid][0]);
 	t->n_spans[pid]--;
-	emit(t, "X", name, pid, T_CHUNKS, start, l->ns - start, l, NULL);
+	emit(t, "X", name, pid, T_CHUNKS, start, since(start, l->ns), l, NULL);
 }
 
 static void on_side(struct tl *t, int pid, const struct tl_line *l)
@@ -377,7 +383,7 @@ static int tl_read(struct tl *t, const char *events_path, struct diag *d)
 		if (t->vm_stopped) {
 			uint64_t end = t->downtime_end_ns ? t->downtime_end_ns : t->end_ns;
 			emit(t, "X", "downtime (VM stopped)", P_MIGRATION, T_PHASES, t->vm_stop_ns,
-			     end - t->vm_stop_ns, NULL, NULL);
+			     since(t->vm_stop_ns, end), NULL, NULL);
 		}
 	}
 	free(buf);

@@ -8,8 +8,8 @@ load ../helpers
 
 @test "verbs: torture sweep of the small scenario on rxe (bounded), every run ends properly" {
   # migbed's per-wait bound 4 s x scale (default 10 s): a 16 MiB guest's waits take well under
-  # a second on rxe, and many reruns end by a side waiting for a peer that already failed
-  # (measured: 380 s for 30 reruns at 10 s, a third of the lane; twice that instrumented)
+  # a second on rxe (measured: 380 s for 30 reruns at 10 s; 167 s at 4 s; 79 s since a failed
+  # side stops at once instead of leaving its peer a wait-timeout, run.c finish_both)
   run "$MIGBED" torture "$BATS_TEST_DIRNAME/../data/torture-small.scn" --backend verbs \
     --max-runs 30 --watchdog-ms "$(scaled 60000)" --wait-timeout-ms "$(scaled 4000)" --json "$BATS_TEST_TMPDIR/t.json"
   echo "$output" | tail -40
