@@ -9,11 +9,13 @@
 #include "cli/cli.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
+#include "cli/run_suite.h"
 #include "run/run.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: migbed run [SCENARIO] [--key VALUE ...]\n\n"
+	fprintf(f, "usage: migbed run [SCENARIO] [--key VALUE ...]\n"
+		   "       migbed run DIR|SCENARIO... [--junit FILE] [--tap] [--json FILE] [--key VALUE ...]\n\n"
 		   "Replay a page-dirtying trace through QEMU's RDMA migration protocol (source and\n"
 		   "destination in this process) and verify the destination's memory. Without a trace\n"
 		   "a small rand-set one is generated. A SCENARIO is a file of `key = value` lines\n"
@@ -25,7 +27,9 @@ static void usage(FILE *f)
 	fprintf(f, "  %-28s %s\n", "-h, --help", "this text");
 	fprintf(f, "\nIt prints a summary like HMP `info migrate`, then one line\n"
 		   "  migbed: verdict=pass|fail status=completed|failed cause=NAME side=src|dst|-\n"
-		   "exit status: 0 the run met its expectation, 1 it did not, 2 bad usage or input.\n");
+		   "exit status: 0 the run met its expectation, 1 it did not, 2 bad usage or input.\n"
+		   "\nMany scenarios (a DIR of *.scn, several SCENARIOs, --junit or --tap): a line per\n"
+		   "scenario and a summary; `migbed run DIR --help` says more.\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -35,6 +39,11 @@ int cmd_run(int argc, char **argv)
 	struct diag d = { 0 };
 	struct bundle_run br = { 0 };
 	int code = CLI_EXIT_USAGE;
+	if (run_suite_wanted(argc, argv)) {
+		free(res);
+		free(c);
+		return run_suite(argc, argv);
+	}
 	if (!c || !res) {
 		code = cli_usage_error("run: out of memory");
 		goto out;

@@ -1,0 +1,365 @@
+/* run_suite - `migbed run DIR|SCENARIO... [--junit FILE] [--tap] [--json FILE]`: many
+ * scenarios, each judged against its own expectation, one after the other in this process;
+ * a line per scenario (or TAP), a summary, JUnit XML and JSON for CI systems. */
+#include "cli/run_suite.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/run_args.h"
+#include "cli/run_report.h"
+#include "run/out_file.h"
+#include "run/run.h"
+#include "vocab/cause.h"
+
+#define SUITE_MAX 4096
+
+struct entry {
+	char *file;
+	char name[256];              /* the file's name without its directory and .scn */
+	int code;                    /* 0 pass, 1 fail, 2 bad input */
+	char verdict[160];           /* the verdict line's fields; or the bad input's message */
+	char detail[DIAG_MSG_MAX];
+	int cause;
+	double secs;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: migbed run DIR|SCENARIO... [--junit FILE] [--tap] [--json FILE] [--key VALUE ...]\n\n"
+		   "Run many scenarios: every *.scn of each DIR (sorted; not recursive) and each SCENARIO, one\n"
+		   "after the other, each judged against its own `expect` line; the options apply to every\n"
+		   "one (over its file's keys). A line per scenario, then a summary. This mode is taken with\n"
+		   "more than one SCENARIO, a DIR, --junit or --tap.\n\n"
+		   "  --junit FILE   JUnit XML (one testcase per scenario: failure = missed expectation,\n"
+		   "                 error = bad input), for CI systems (GitLab, Jenkins, GitHub reporters)\n"
+		   "  --tap          TAP version 13 on standard output instead of the lines\n"
+		   "  --json FILE    {\"scenarios\":[{\"name\",\"file\",\"result\",\"verdict\",\"status\",\"cause\",\n"
+		   "                 \"side\",\"detail\",\"seconds\"}...],\"summary\":{...}}\n"
+		   "Per-run outputs (--events, --timeline, --bundle, --pause-at, --fault-counts) name one file\n"
+		   "and are refused here: run the scenario alone for those.\n\n"
+		   "exit status: 0 every scenario met its expectation, 1 some did not, 2 bad usage, or a\n"
+		   "scenario could not be run (bad input; the others still run and are reported).\n");
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Appends DIR's *.scn (sorted) or the file itself. 0, or CLI_EXIT_USAGE after the message. */
+static int expand(const char *arg, char **files, size_t *n)
+{
+	struct stat st;
+	if (stat(arg, &st))
+		return cli_usage_error("run: %s: %s", arg, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		if (*n == SUITE_MAX)
+			return cli_usage_error("run: more than %d scenarios", SUITE_MAX);
+		files[(*n)++] = strdup(arg);
+		return files[*n - 1] ? 0 : cli_usage_error("run: out of memory");
+	}
+	DIR *d = opendir(arg);
+	if (!d)
+		return cli_usage_error("run: %s: %s", arg, strerror(errno));
+	size_t first = *n;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 5 || strcmp(de->d_name + l - 4, ".scn") || de->d_name[0] == '.')
+			continue;
+		if (*n == SUITE_MAX) {
+			closedir(d);
+			return cli_usage_error("run: more than %d scenarios", SUITE_MAX);
+		}
+		size_t sz = strlen(arg) + l + 2;
+		char *p = malloc(sz);
+		if (!p) {
+			closedir(d);
+			return cli_usage_error("run: out of memory");
+		}
+		snprintf(p, sz, "%s%s%s", arg, arg[strlen(arg) - 1] == '/' ? "" : "/", de->d_name);
+		files[(*n)++] = p;
+	}
+	closedir(d);
+	if (*n == first)
+		return cli_usage_error("run: %s: no *.scn scenario in this directory", arg);
+	qsort(files + first, *n - first, sizeof *files, by_name);
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One scenario with the shared options, quiet; e filled. */
+static void run_one(struct entry *e, int nopt, char **opts)
+{
+	char **argv = calloc((size_t)nopt + 4, sizeof *argv);
+	struct runcfg *c = calloc(1, sizeof *c);
+	struct run_result *res = calloc(1, sizeof *res);
+	struct diag d = { 0 };
+	double t0 = now_s();
+	if (!argv || !c || !res) {
+		e->code = CLI_EXIT_USAGE;
+		snprintf(e->verdict, sizeof e->verdict, "out of memory");
+		goto out;
+	}
+	int n = 0;
+	argv[n++] = "run";
+	argv[n++] = e->file;
+	for (int i = 0; i < nopt; i++)
+		argv[n++] = opts[i];
+	runcfg_defaults(c);
+	if (run_parse_args(c, &d, n, argv, usage) || run_migrate(c, res, &d)) {
+		e->code = CLI_EXIT_USAGE;
+		snprintf(e->verdict, sizeof e->verdict, "bad input");
+		snprintf(e->detail, sizeof e->detail, "%s", d.msg[0] ? d.msg : "bad input");
+		goto out;
+	}
+	out_file_abort(&res->json);
+	const struct run_outcome *o = &res->out;
+	e->code = o->pass ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+	e->cause = o->completed ? 0 : o->cause;
+	snprintf(e->verdict, sizeof e->verdict, "verdict=%s status=%s cause=%s side=%s", o->pass ? "pass" : "fail",
+		 o->completed ? "completed" : "failed", o->completed ? "NONE" : cause_name(o->cause),
+		 run_side_name(o->side));
+	snprintf(e->detail, sizeof e->detail, "%s%s%s", o->detail ? o->detail : "",
+		 o->pass ? "" : "; expected: ", o->pass ? "" : c->expect_text);
+out:
+	e->secs = now_s() - t0;
+	free(res);
+	free(c);
+	free(argv);
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		switch (ch) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		default:
+			if (ch < 0x20 && ch != '\n' && ch != '\t')
+				fputc('?', f);   /* not allowed in XML 1.0 */
+			else
+				fputc(ch, f);
+		}
+	}
+}
+
+static void write_junit(FILE *f, const struct entry *e, size_t n, size_t fails, size_t errs, double secs)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<testsuites name=\"migbed run\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n"
+		   "  <testsuite name=\"migbed run\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\" time=\"%.3f\">\n",
+		n, fails, errs, secs, n, fails, errs, secs);
+	for (size_t i = 0; i < n; i++) {
+		fputs("    <testcase classname=\"migbed.run\" name=\"", f);
+		xml_text(f, e[i].name);
+		fputs("\" file=\"", f);
+		xml_text(f, e[i].file);
+		fprintf(f, "\" time=\"%.3f\">\n", e[i].secs);
+		if (e[i].code == CLI_EXIT_FAIL) {
+			fputs("      <failure type=\"", f);
+			xml_text(f, e[i].cause ? cause_name(e[i].cause) : "NONE");
+			fputs("\" message=\"", f);
+			xml_text(f, e[i].verdict);
+			fputs("\">", f);
+			xml_text(f, e[i].detail);
+			fputs("</failure>\n", f);
+		} else if (e[i].code == CLI_EXIT_USAGE) {
+			fputs("      <error type=\"bad input\" message=\"", f);
+			xml_text(f, e[i].detail);
+			fputs("\"/>\n", f);
+		}
+		fputs("      <system-out>migbed: ", f);
+		xml_text(f, e[i].code == CLI_EXIT_USAGE ? e[i].detail : e[i].verdict);
+		fputs("</system-out>\n    </testcase>\n", f);
+	}
+	fputs("  </testsuite>\n</testsuites>\n", f);
+}
+
+static void write_json(FILE *f, const struct entry *e, size_t n, size_t pass, size_t fails, size_t errs)
+{
+	static const char *const result[] = { "pass", "fail", "error" };
+	fputs("{\"scenarios\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s\n{\"name\":", i ? "," : "");
+		json_string(f, e[i].name);
+		fputs(",\"file\":", f);
+		json_string(f, e[i].file);
+		fprintf(f, ",\"result\":\"%s\"", result[e[i].code]);
+		if (e[i].code != CLI_EXIT_USAGE) {
+			/* the verdict line's fields, each a value */
+			char v[sizeof e[i].verdict], *save = NULL;
+			snprintf(v, sizeof v, "%s", e[i].verdict);
+			for (char *t = strtok_r(v, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+				char *eq = strchr(t, '=');
+				if (!eq)
+					continue;
+				*eq = '\0';
+				fprintf(f, ",\"%s\":", t);
+				json_string(f, eq + 1);
+			}
+		}
+		fputs(",\"detail\":", f);
+		json_string(f, e[i].detail);
+		fprintf(f, ",\"seconds\":%.3f}", e[i].secs);
+	}
+	fprintf(f, "\n],\"summary\":{\"scenarios\":%zu,\"passed\":%zu,\"failed\":%zu,\"errors\":%zu}}\n", n, pass, fails,
+		errs);
+}
+
+bool run_suite_wanted(int argc, char **argv)
+{
+	int pos = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--tap") || !strcmp(argv[i], "--junit") || !strncmp(argv[i], "--junit=", 8))
+			return true;
+		if (argv[i][0] == '-' && argv[i][1] == '-') {
+			const char *k = argv[i] + 2;
+			if (!strchr(k, '=') && !runcfg_is_flag(k))
+				i++;
+			continue;
+		}
+		if (argv[i][0] == '-')
+			continue;
+		struct stat st;
+		if (!stat(argv[i], &st) && S_ISDIR(st.st_mode))
+			return true;
+		pos++;
+	}
+	return pos > 1;
+}
+
+int run_suite(int argc, char **argv)
+{
+	static const char *const per_run[] = { "events", "timeline", "bundle", "pause-at", "fault-counts" };
+	char **files = calloc(SUITE_MAX, sizeof *files);
+	char **opts = calloc((size_t)argc + 1, sizeof *opts);
+	struct entry *e = NULL;
+	const char *junit = NULL, *json = NULL;
+	bool tap = false;
+	int nopt = 0, code = CLI_EXIT_USAGE;
+	size_t n = 0;
+	struct out_file jx = { 0 }, jj = { 0 };
+	struct diag d = { 0 };
+	if (!files || !opts) {
+		code = cli_usage_error("run: out of memory");
+		goto out;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			code = CLI_EXIT_OK;
+			goto out;
+		}
+		if (!strcmp(a, "--tap")) {
+			tap = true;
+		} else if (!strcmp(a, "--junit") || !strcmp(a, "--json")) {
+			if (i + 1 >= argc) {
+				code = cli_usage_error("run: %s needs a FILE", a);
+				goto out;
+			}
+			*(a[3] == 'u' ? &junit : &json) = argv[++i];
+		} else if (!strncmp(a, "--junit=", 8) || !strncmp(a, "--json=", 7)) {
+			*(a[3] == 'u' ? &junit : &json) = strchr(a, '=') + 1;
+		} else if (a[0] == '-' && a[1] == '-') {
+			const char *k = a + 2;
+			size_t kl = strcspn(k, "=");
+			for (size_t p = 0; p < sizeof per_run / sizeof *per_run; p++)
+				if (strlen(per_run[p]) == kl && !strncmp(k, per_run[p], kl)) {
+					code = cli_usage_error("run: --%s names one run's file: with several scenarios it is "
+							       "refused (run that scenario alone; --junit, --tap and --json "
+							       "report the suite)", per_run[p]);
+					goto out;
+				}
+			opts[nopt++] = argv[i];
+			if (!strchr(k, '=') && !runcfg_is_flag(k) && i + 1 < argc)
+				opts[nopt++] = argv[++i];
+		} else if (a[0] == '-') {
+			code = cli_usage_error("run: unknown option '%s' (see --help)", a);
+			goto out;
+		} else if (expand(a, files, &n)) {
+			goto out;
+		}
+	}
+	if (!n) {
+		code = cli_usage_error("run: --junit/--tap need scenarios: DIR or SCENARIO...");
+		goto out;
+	}
+	if ((junit && out_file_open(&jx, junit, &d)) || (json && out_file_open(&jj, json, &d))) {
+		code = cli_usage_error("run: %s", d.msg);
+		goto out;
+	}
+	opts[nopt++] = "--quiet";
+	e = calloc(n, sizeof *e);
+	if (!e) {
+		code = cli_usage_error("run: out of memory");
+		goto out;
+	}
+	size_t pass = 0, fails = 0, errs = 0;
+	double t0 = now_s();
+	if (tap)
+		printf("TAP version 13\n1..%zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		e[i].file = files[i];
+		const char *slash = strrchr(files[i], '/');
+		snprintf(e[i].name, sizeof e[i].name, "%s", slash ? slash + 1 : files[i]);
+		size_t nl = strlen(e[i].name);
+		if (nl > 4 && !strcmp(e[i].name + nl - 4, ".scn"))
+			e[i].name[nl - 4] = '\0';
+		fflush(stdout);
+		run_one(&e[i], nopt, opts);
+		if (e[i].code == CLI_EXIT_OK)
+			pass++;
+		else if (e[i].code == CLI_EXIT_FAIL)
+			fails++;
+		else
+			errs++;
+		const char *what = e[i].code == CLI_EXIT_USAGE ? e[i].detail : e[i].verdict;
+		if (tap) {
+			printf("%sok %zu - %s\n", e[i].code ? "not " : "", i + 1, e[i].name);
+			printf("  ---\n  file: '%s'\n  result: %s\n  seconds: %.3f\n  ...\n", e[i].file, what, e[i].secs);
+		} else {
+			printf("%-5s %s: %s\n", e[i].code == CLI_EXIT_OK ? "ok" : e[i].code == CLI_EXIT_FAIL ? "FAIL" : "ERROR",
+			       e[i].name, what);
+		}
+	}
+	double secs = now_s() - t0;
+	printf("%s%zu scenarios: %zu passed, %zu failed, %zu could not run (%.1f s)\n", tap ? "# " : "migbed: run: ", n,
+	       pass, fails, errs, secs);
+	if (jx.f)
+		write_junit(jx.f, e, n, fails, errs, secs);
+	if (jj.f)
+		write_json(jj.f, e, n, pass, fails, errs);
+	if ((jx.f && out_file_commit(&jx, &d)) || (jj.f && out_file_commit(&jj, &d))) {
+		code = cli_usage_error("run: %s", d.msg);
+		goto out;
+	}
+	code = errs ? CLI_EXIT_USAGE : fails ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+out:
+	out_file_abort(&jx);
+	out_file_abort(&jj);
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(e);
+	free(files);
+	free(opts);
+	return code;
+}
