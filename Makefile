@@ -4,6 +4,7 @@
 #   make check         every test: cmocka unit tests, Bats (model lane), verbs lane (native or VM)
 #   make bench         benchmarks (ratios, peak memory), results in build/bench/
 #   make check-asan    unit tests + Bats (model lane) on an ASan+UBSan build (build-asan/)
+#   make check-valgrind  migbed's commands under valgrind memcheck (scripts/check-valgrind.sh)
 #   make coverage      whole suite on an instrumented build: lcov + HTML report, error-path map (build-cov/coverage/)
 #   make coverage-check  fail on a cause no test produces or coverage under coverage/thresholds
 #   make install PREFIX=/usr/local
@@ -54,7 +55,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN = $(TEST_SRC:%.c=$(BUILD)/test/%)
 
-.PHONY: all run deps check check-asan unit bats verbs bench coverage coverage-check install clean
+.PHONY: all run deps check check-asan check-valgrind unit bats verbs bench coverage coverage-check install clean
 all: $(BUILD)/migbed
 
 # The main job on a default: generate a small rand-set trace, migrate it through QEMU's RDMA
@@ -121,6 +122,9 @@ check-asan:
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 MIGBED_SKIP_VERBS=1 \
 	  MIGBED_TEST_SCALE=$${MIGBED_TEST_SCALE:-3} \
 	  $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS='$(ASAN_CFLAGS)' check
+
+check-valgrind: $(BUILD)/migbed
+	$(Q)BUILD=$(BUILD) scripts/check-valgrind.sh
 
 bench: $(BUILD)/migbed
 	$(Q)BUILD=$(BUILD) scripts/bench.sh
