@@ -28,7 +28,7 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   grep -qx 'seed = 3' b/scenario.scn
   grep -qx 'dst-chunk-size = 1M' b/scenario.scn
   grep -qx 'worker-bytes = 16M' b/scenario.scn
-  grep -qx '# left out: where the output goes (json, events, quiet, pause-at, fault-counts, bundle), and' b/scenario.scn
+  grep -qx '# left out: where the output goes (json, events, timeline, quiet, pause-at, fault-counts, bundle), and' b/scenario.scn
   run grep -cE '^(json|events|quiet|bundle) =' b/scenario.scn
   [ "$output" = 0 ]
   grep -qx "build-id = .*" b/build.txt
@@ -235,7 +235,23 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   sed -i 's/"transferred":[0-9]*/"transferred":1/' b/result.json
   run "$MIGBED" replay b
   [ "$status" -eq 0 ]
-  [ "$output" = "migbed: replay: b: reproduced (verbs: the same event names per side, status and cause)" ]
+  [ "$output" = "migbed: replay: b: reproduced (verbs: the same actions per side up to the first failure, status and cause)" ]
+  # after the first failure the teardown is asynchronous on real hardware (rxe delivers the
+  # peer's DISCONNECTED, flushes and deregistrations in its own order): not compared
+  fail=$(grep -n '^[0-9.]* [a-z]* fail ' b/events.log | head -n 1 | cut -d: -f1)
+  total=$(wc -l <b/events.log)
+  echo "first fail at line $fail of $total"
+  [ "$fail" -lt "$total" ]
+  sed -i "$((fail + 1)),\$ s/ \(src\|dst\) [a-z_]*/ \1 teardown_reordered/" b/events.log
+  run "$MIGBED" replay b
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # a CM event or a completion the hardware delivered at another point: not an action, not compared
+  sed -i '2i 0.000000000 dst cm_event type=RDMA_CM_EVENT_ESTABLISHED status=0' b/events.log
+  sed -i '3i 0.000000000 src wc wr_id=0x1 op=send status=SUCCESS len=16' b/events.log
+  run "$MIGBED" replay b
+  echo "$output"
+  [ "$status" -eq 0 ]
   line=$(grep -n '^[0-9.]* dst ' b/events.log | sed -n 5p | cut -d: -f1)
   sed -i "${line}s/ dst [a-z_]*/ dst renamed/" b/events.log
   sed -i 's/"cause":"DEST_REG_FAILED"/"cause":"TIMEOUT"/' b/result.json

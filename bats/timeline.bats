@@ -18,7 +18,7 @@ SMALL=(--guest 64M --workers 2 --worker-bytes 8M --seed 3)
   run jq -e '.traceEvents | length > 0' tl.json
   [ "$status" -eq 0 ]
   run jq -r '[.traceEvents[] | select(.name == "process_name") | .args.name] | join(",")' tl.json
-  [ "$output" = "migration,source,destination,other" ]
+  [ "$output" = "migration,source,dest,other" ]
   # one span per round, as many as the result counts
   rounds=$(jq '.metrics.migbed.rounds' r.json)
   run jq '[.traceEvents[] | select(.ph == "X" and (.name | startswith("round ")))] | length' tl.json

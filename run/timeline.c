@@ -331,8 +331,8 @@ static void header(struct tl *t)
 	      "\"time\":\"the event log's (virtual on the model backend)\"},\"traceEvents\":[", t->f);
 	t->first = true;
 	meta(t, "process_name", P_MIGRATION, 0, "migration");
-	meta(t, "process_name", P_SRC, 0, "source");
-	meta(t, "process_name", P_DST, 0, "destination");
+	meta(t, "process_name", P_SRC, 0, vocab_side_alias(VOCAB_SIDE_SRC));
+	meta(t, "process_name", P_DST, 0, vocab_side_alias(VOCAB_SIDE_DST));
 	meta(t, "process_name", P_OTHER, 0, "other");
 	for (int p = P_MIGRATION; p < P_COUNT; p++) {
 		fprintf(t->f, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"

@@ -10,7 +10,7 @@
  *                writes:   RDMA WRITEs in flight (a counter)
  *                connection: connect, established, disconnect
  *                faults:   each fault that fired, each failure (cause)
- *   destination  the same (its chunks track: each chunk it pinned, with the bytes)
+ *   dest         the same (its chunks track: each chunk it pinned, with the bytes)
  * Times are the log's (virtual on the model), in microseconds. Events the picture does not
  * show (each post_recv, each completion) are left out; the output is deterministic. */
 #ifndef MIGBED_RUN_TIMELINE_H

@@ -165,6 +165,11 @@ enum fault_site fault_site_msg(uint32_t msg_type)
 	return (enum fault_site)(FAULT_SITE_MSG + (int)msg_type);
 }
 
+const char *vocab_side_alias(int s)
+{
+	return s >= 0 && s < VOCAB_SIDE_COUNT ? side_alias[s] : "?";
+}
+
 int vocab_side_parse(const char *name)
 {
 	int s = lookup(side_token, VOCAB_SIDE_COUNT, name);

@@ -192,6 +192,7 @@ const char *vocab_cm_event_token(int type);     /* "established"; NULL */
 const char *vocab_msg_type_name(unsigned type); /* "REGISTER REQUEST"; "??BAD CONTROL VALUE??" */
 const char *vocab_msg_type_token(unsigned type);/* "register_request"; "bad" */
 const char *vocab_side_token(int side);         /* "src"; "?" */
+const char *vocab_side_alias(int side);         /* "source", "dest"; "?" */
 const char *vocab_fault_site_token(int site);   /* "reg_mr", "cm.established", "msg.ready"; "?" */
 const char *vocab_fault_site_canonical(int site); /* "errno(ENOMEM)", "drop"; "?" */
 /* The site of a CM event / a control message type (asserted in range). */
