@@ -37,55 +37,61 @@ int swarm_finding_lookup(const char *name)
  * VERIFY_MISMATCH is its fault), the causes it may produce. Built from docs/faults.md's
  * matrix ("What each action produces") and bats/scenarios/fault-*.scn. Not here: `die` (kills
  * the process: a run of its own), corrupt(wr_id) (INTERNAL by design: a provider bug). */
+enum site_kind { SITE_FIXED, SITE_MSG, SITE_CM };
 struct fault_row {
-	const char *site, *action;
+	enum site_kind kind;
+	int id;                         /* enum fault_site, vocab_msg_type or vocab_cm_event */
+	const char *action;
 	bool corrupts;
 	int causes[SWARM_CAUSES_MAX];
 };
 
 #define C(x) CAUSE_##x
+#define SITE(x) SITE_FIXED, FAULT_SITE_##x
+#define MSG(x) SITE_MSG, VOCAB_MSG_##x
+#define CM(x) SITE_CM, VOCAB_CM_##x
 static const struct fault_row fault_rows[] = {
-	{ "reg_mr", "errno(ENOMEM)", false,
+	{ SITE(REG_MR), "errno(ENOMEM)", false,
 	  { C(CONTROL_REG_FAILED), C(DEST_REG_FAILED), C(DEST_PIN_ALL_FAILED), C(SOURCE_REG_FAILED) } },
-	{ "dereg_mr", "errno(EBUSY)", false, { 0 } },
-	{ "post_send.write", "errno(EIO)", false, { C(WRITE_POST_FAILED) } },
-	{ "post_send.write", "errno(ENOMEM)", false, { C(SEND_QUEUE_FULL), C(WRITE_POST_FAILED) } },
-	{ "post_send.write", "status(REM_ACCESS_ERR)", false, { C(REMOTE_ACCESS_ERROR) } },
-	{ "post_send.write", "drop", true, { C(VERIFY_MISMATCH) } },
-	{ "post_send.write", "delay(5ms)", false, { C(TIMEOUT), C(NOT_CONVERGED) } },
-	{ "post_send.send", "errno(EIO)", false, { C(CONTROL_SEND_FAILED) } },
-	{ "post_recv", "errno(EIO)", false, { C(CONTROL_RECV_FAILED) } },
-	{ "wc.write", "status(GENERAL_ERR)", false, { C(WRITE_COMPLETION_ERROR) } },
-	{ "wc.write", "status(RETRY_EXC_ERR)", false, { C(TRANSPORT_RETRY_EXCEEDED) } },
-	{ "wc.write", "drop", false, { C(TIMEOUT) } },
-	{ "wc.write", "delay(1ms)", false, { C(TIMEOUT), C(NOT_CONVERGED) } },
-	{ "wc.send", "status(GENERAL_ERR)", false, { C(CONTROL_SEND_ERROR) } },
-	{ "wc.send", "status(RNR_RETRY_EXC_ERR)", false, { C(RNR_RETRY_EXCEEDED) } },
-	{ "wc.send", "drop", false, { C(TIMEOUT), C(PEER_DISCONNECTED) } },
-	{ "wc.recv", "status(LOC_LEN_ERR)", false, { C(CONTROL_RECV_ERROR) } },
-	{ "wc.recv", "delay(1ms)", false, { C(TIMEOUT) } },
-	{ "ep_create", "errno(EHOSTUNREACH)", false, { C(CONNECT_FAILED) } },
-	{ "ep_setup", "errno(ENOMEM)", false, { C(DEVICE_SETUP_FAILED) } },
-	{ "modify_qp", "errno(EINVAL)", false, { C(DEVICE_SETUP_FAILED), C(CONNECT_FAILED), C(ACCEPT_FAILED) } },
-	{ "connect", "errno(ECONNREFUSED)", false, { C(CONNECT_REJECTED), C(CONNECT_FAILED) } },
-	{ "connect", "errno(ETIMEDOUT)", false, { C(TIMEOUT), C(CONNECT_FAILED) } },
-	{ "accept", "errno(EINVAL)", false, { C(ACCEPT_FAILED) } },
-	{ "alloc", "errno(ENOMEM)", false, { C(RESOURCE_EXHAUSTED) } },
-	{ "msg.ready", "drop", false, { C(TIMEOUT) } },
-	{ "msg.ready", "delay(20s)", false, { C(TIMEOUT) } },
-	{ "msg.ready", "corrupt(type)", false, { C(UNEXPECTED_MESSAGE) } },
-	{ "msg.qemu_file", "drop", false, { C(DEST_INCOMPLETE), C(TIMEOUT) } },
-	{ "msg.qemu_file", "duplicate", false, { C(RNR_RETRY_EXCEEDED), C(UNEXPECTED_MESSAGE) } },
-	{ "msg.qemu_file", "corrupt(len)", false, { C(MESSAGE_MALFORMED) } },
-	{ "msg.register_request", "corrupt(payload)", false, { C(BAD_REGISTER_REQUEST) } },
-	{ "msg.register_request", "corrupt(repeat)", false, { C(TOO_MANY_REQUESTS) } },
-	{ "msg.register_result", "drop", false, { C(UNEXPECTED_MESSAGE), C(TIMEOUT) } },
-	{ "msg.register_result", "corrupt(payload)", false, { C(REMOTE_ACCESS_ERROR) } },
-	{ "msg.compress", "corrupt(payload)", false, { C(BAD_COMPRESS) } },
-	{ "msg.compress", "duplicate", false, { C(RNR_RETRY_EXCEEDED) } },
-	{ "cm.established", "drop", false, { C(TIMEOUT) } },
-	{ "cm.disconnected", "drop", false, { C(DEST_INCOMPLETE) } },
-	{ "post_send", "event(DEVICE_REMOVAL)", false, { C(DEVICE_REMOVED) } },
+	{ SITE(DEREG_MR), "errno(EBUSY)", false, { 0 } },
+	{ SITE(POST_SEND_WRITE), "errno(EIO)", false, { C(WRITE_POST_FAILED) } },
+	{ SITE(POST_SEND_WRITE), "errno(ENOMEM)", false, { C(SEND_QUEUE_FULL), C(WRITE_POST_FAILED) } },
+	{ SITE(POST_SEND_WRITE), "status(REM_ACCESS_ERR)", false, { C(REMOTE_ACCESS_ERROR) } },
+	{ SITE(POST_SEND_WRITE), "drop", true, { C(VERIFY_MISMATCH) } },
+	{ SITE(POST_SEND_WRITE), "delay(5ms)", false, { C(TIMEOUT), C(NOT_CONVERGED) } },
+	{ SITE(POST_SEND_SEND), "errno(EIO)", false, { C(CONTROL_SEND_FAILED) } },
+	{ SITE(POST_RECV), "errno(EIO)", false, { C(CONTROL_RECV_FAILED) } },
+	{ SITE(WC_WRITE), "status(GENERAL_ERR)", false, { C(WRITE_COMPLETION_ERROR) } },
+	{ SITE(WC_WRITE), "status(RETRY_EXC_ERR)", false, { C(TRANSPORT_RETRY_EXCEEDED) } },
+	{ SITE(WC_WRITE), "drop", false, { C(TIMEOUT) } },
+	{ SITE(WC_WRITE), "delay(1ms)", false, { C(TIMEOUT), C(NOT_CONVERGED) } },
+	{ SITE(WC_SEND), "status(GENERAL_ERR)", false, { C(CONTROL_SEND_ERROR) } },
+	{ SITE(WC_SEND), "status(RNR_RETRY_EXC_ERR)", false, { C(RNR_RETRY_EXCEEDED) } },
+	{ SITE(WC_SEND), "drop", false, { C(TIMEOUT), C(PEER_DISCONNECTED) } },
+	{ SITE(WC_RECV), "status(LOC_LEN_ERR)", false, { C(CONTROL_RECV_ERROR) } },
+	{ SITE(WC_RECV), "delay(1ms)", false, { C(TIMEOUT) } },
+	{ SITE(EP_CREATE), "errno(EHOSTUNREACH)", false, { C(CONNECT_FAILED) } },
+	{ SITE(EP_SETUP), "errno(ENOMEM)", false, { C(DEVICE_SETUP_FAILED) } },
+	{ SITE(MODIFY_QP), "errno(EINVAL)", false, { C(DEVICE_SETUP_FAILED), C(CONNECT_FAILED), C(ACCEPT_FAILED) } },
+	{ SITE(CONNECT), "errno(ECONNREFUSED)", false, { C(CONNECT_REJECTED), C(CONNECT_FAILED) } },
+	{ SITE(CONNECT), "errno(ETIMEDOUT)", false, { C(TIMEOUT), C(CONNECT_FAILED) } },
+	{ SITE(ACCEPT), "errno(EINVAL)", false, { C(ACCEPT_FAILED) } },
+	{ SITE(ALLOC), "errno(ENOMEM)", false, { C(RESOURCE_EXHAUSTED) } },
+	{ MSG(READY), "drop", false, { C(TIMEOUT) } },
+	{ MSG(READY), "delay(20s)", false, { C(TIMEOUT) } },
+	{ MSG(READY), "corrupt(type)", false, { C(UNEXPECTED_MESSAGE) } },
+	{ MSG(QEMU_FILE), "drop", false, { C(DEST_INCOMPLETE), C(TIMEOUT) } },
+	{ MSG(QEMU_FILE), "duplicate", false, { C(RNR_RETRY_EXCEEDED), C(UNEXPECTED_MESSAGE) } },
+	{ MSG(QEMU_FILE), "corrupt(len)", false, { C(MESSAGE_MALFORMED) } },
+	{ MSG(REGISTER_REQUEST), "corrupt(payload)", false, { C(BAD_REGISTER_REQUEST) } },
+	{ MSG(REGISTER_REQUEST), "corrupt(repeat)", false, { C(TOO_MANY_REQUESTS) } },
+	{ MSG(REGISTER_RESULT), "drop", false, { C(UNEXPECTED_MESSAGE), C(TIMEOUT) } },
+	{ MSG(REGISTER_RESULT), "corrupt(payload)", false, { C(REMOTE_ACCESS_ERROR) } },
+	{ MSG(COMPRESS), "corrupt(payload)", false, { C(BAD_COMPRESS) } },
+	{ MSG(COMPRESS), "duplicate", false, { C(RNR_RETRY_EXCEEDED) } },
+	{ CM(ESTABLISHED), "drop", false, { C(TIMEOUT) } },
+	{ CM(DISCONNECTED), "drop", false, { C(DEST_INCOMPLETE) } },
+	{ SITE(POST_SEND), "event(DEVICE_REMOVAL)", false, { C(DEVICE_REMOVED) } },
 };
 #define N_ROWS (sizeof fault_rows / sizeof fault_rows[0])
 
@@ -95,9 +101,18 @@ static const int config_causes[SWARM_CFGS][SWARM_CAUSES_MAX] = {
 #undef X
 };
 #undef C
+#undef SITE
+#undef MSG
+#undef CM
 
 size_t swarm_fault_rows(void) { return N_ROWS; }
-const char *swarm_fault_row_site(size_t row) { return row < N_ROWS ? fault_rows[row].site : NULL; }
+static enum fault_site row_site(const struct fault_row *r)
+{
+	return r->kind == SITE_MSG ? fault_site_msg((uint32_t)r->id)
+	       : r->kind == SITE_CM ? fault_site_cm(r->id) : (enum fault_site)r->id;
+}
+
+const char *swarm_fault_row_site(size_t row) { return row < N_ROWS ? fault_site_name(row_site(&fault_rows[row])) : NULL; }
 const char *swarm_fault_row_action(size_t row) { return row < N_ROWS ? fault_rows[row].action : NULL; }
 bool swarm_fault_row_corrupts(size_t row) { return row < N_ROWS && fault_rows[row].corrupts; }
 
@@ -250,13 +265,13 @@ static void expand_rule(prng *r, struct swarm_plan *p, size_t row)
 	static const char *const probs[] = { "0.001", "0.01", "0.1", "0.5" };
 	static const char *const caps[] = { " *1", " *2", " *3", "" };
 	const struct fault_row *fr = &fault_rows[row];
-	const char *side = chance(r, 50) ? "src" : "dst";
+	const char *side = vocab_side_token(chance(r, 50) ? VOCAB_SIDE_SRC : VOCAB_SIDE_DST);
 	char trig[48];
 	if (chance(r, 50))
 		snprintf(trig, sizeof trig, "#%" PRIu64, 1 + prng_below(r, UINT64_C(1) << prng_below(r, 7)));
 	else
 		snprintf(trig, sizeof trig, "~%s%s", PICK(r, probs), PICK(r, caps));
-	snprintf(p->faults[p->n_faults], sizeof p->faults[0], "%s@%s %s -> %s", fr->site, side, trig, fr->action);
+	snprintf(p->faults[p->n_faults], sizeof p->faults[0], "%s@%s %s -> %s", fault_site_name(row_site(fr)), side, trig, fr->action);
 	p->fault_row[p->n_faults++] = row;
 }
 

@@ -12,8 +12,9 @@ BUILD_PKGS="gcc make pkg-config libibverbs-dev librdmacm-dev rdma-core ibverbs-p
             libzstd-dev libcmocka-dev bats lcov time procps jq"
 VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ibverbs-providers
          ibverbs-utils rdmacm-utils perftest"
-# what some tests need beyond the build: gnuplot for `migbed sweep --plot` (bats/sweep.bats)
-TEST_PKGS="gnuplot-nox"
+# what some tests need beyond the build: gnuplot for `migbed sweep --plot` (bats/sweep.bats),
+# GNU parallel for the sharded swarm recipe (bats/swarm.bats)
+TEST_PKGS="gnuplot-nox parallel"
 
 want=""
 [ $# -gt 0 ] || set -- build
