@@ -352,7 +352,7 @@ static const struct key keys[] = {
 	{ .name = "shard", .arg = "K/N", .type = OT_RULE, .dflt = "1/1", .exact = true, .cmds = OPTS_TORTURE | OPTS_SWEEP | OPTS_SWARM,
 	  .tgt = TGT_X, .set = set_shard, .help = "only the K-th of N round-robin shares (CI matrices)" },
 	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TORTURE | OPTS_SWEEP | OPTS_SWARM, XF(json),
-	  .help = "write the sweep as JSON" },
+	  .help = "write the result as JSON (the sweep, the torture sweep, the swarm)" },
 	{ .name = "watchdog-ms", .arg = "N", .type = OT_U64, .lo = TORTURE_WATCHDOG_MS_MIN,
 	  .hi = TORTURE_WATCHDOG_MS_MAX, .noun = "a time in ms", .dflt = STR(TORTURE_WATCHDOG_MS_DEFAULT), .exact = true, .unit = "ms", .cmds = OPTS_TORTURE | OPTS_SWARM, XF(watchdog_ms),
 	  .help = "a run past N ms of wall time is a hang (torture kills it; swarm stops, naming the seed)" },
