@@ -76,6 +76,12 @@ setup() {
   [ "$status" -eq 0 ]
 }
 
+@test "--json - writes the JSON alone on stdout (the lines go to stderr)" {
+  run bash -c '"$0" swarm --seeds 1..2 --json - 2>/dev/null | jq -r ".summary.runs"' "$MIGBED"
+  [ "$status" -eq 0 ]
+  [ "$output" = 2 ]
+}
+
 @test "a run's line is its replay: migbed run with its options ends the same way" {
   for pick in 'select(.status == "completed")' 'select(.status == "failed" and .fired > 0)' \
               'select(.status == "failed" and .fired == 0)'; do

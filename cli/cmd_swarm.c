@@ -37,6 +37,7 @@ struct finding {
 /* The tallies of a set of runs (a swarm, or the runs of merged files): the summary. */
 struct tally {
 	size_t runs, completed, failed, findings;
+	size_t explained;                /* failed with no finding */
 	size_t cls[SWARM_FINDINGS];
 	size_t causes[CAUSE_COUNT + 1];  /* by cause - CAUSE_BASE (0: none) */
 	struct finding *list;            /* the first SWARM_FINDINGS_LISTED findings */
@@ -51,6 +52,8 @@ struct swarm_cli {
 	char bundle_scratch[PATH_MAX];   /* reruns of bundles, inside --bundles ("" until needed) */
 	struct timespec start;
 	bool progress;
+	FILE *lines;                     /* the per-run lines and the summary: stdout, or stderr when
+					  * --json is standard output */
 	size_t planned;                  /* runs of this shard */
 };
 
@@ -134,6 +137,7 @@ static void tally_add(struct tally *t, const struct swarm_run *r, const char *bu
 	t->completed += r->completed;
 	t->failed += !r->completed;
 	t->cls[r->finding]++;
+	t->explained += !r->completed && r->finding == SWARM_F_NONE;
 	if (cause_valid(r->cause))
 		t->causes[r->cause - CAUSE_BASE]++;
 	if (r->finding == SWARM_F_NONE)
@@ -218,7 +222,7 @@ static void json_summary(FILE *f, const struct tally *t)
 }
 
 /* The human line of a run, and a finding's replay under it. */
-static void print_run(const struct swarm_run *r, const char *bundle)
+static void print_run(FILE *f, const struct swarm_run *r, const char *bundle)
 {
 	char how[96];
 	if (r->completed)
@@ -227,9 +231,9 @@ static void print_run(const struct swarm_run *r, const char *bundle)
 		snprintf(how, sizeof how, "error");
 	else
 		snprintf(how, sizeof how, "failed %s@%s", cause_name(r->cause), run_side_name(r->side));
-	printf("%8llu  %-36s %2zu  %s\n", (unsigned long long)r->seed, how, r->fired, r->config);
+	fprintf(f, "%8llu  %-36s %2zu  %s\n", (unsigned long long)r->seed, how, r->fired, r->config);
 	if (r->finding != SWARM_F_NONE)
-		printf("    ^ FINDING %s: %s\n    replay: migbed run %s%s%s\n", swarm_finding_name(r->finding), r->detail,
+		fprintf(f, "    ^ FINDING %s: %s\n    replay: migbed run %s%s%s\n", swarm_finding_name(r->finding), r->detail,
 		       r->config, bundle && bundle[0] ? "\n    bundle: migbed replay " : "", bundle ? bundle : "");
 }
 
@@ -320,8 +324,8 @@ static void after_run(void *arg, const struct swarm_plan *p, const struct runcfg
 			dir[0] = '\0';
 		}
 	}
-	print_run(r, dir);
-	fflush(stdout);
+	print_run(s->lines, r, dir);
+	fflush(s->lines);
 	tally_add(&s->t, r, dir);
 	if (s->json.f) {
 		if (s->t.runs > 1)
@@ -336,7 +340,7 @@ static void after_run(void *arg, const struct swarm_plan *p, const struct runcfg
 static void print_summary(const struct tally *t, FILE *f)
 {
 	fprintf(f, "swarm: %zu runs: %zu completed, %zu failed with an explained cause, %zu findings", t->runs,
-		t->completed, t->failed - (t->findings - t->cls[SWARM_F_NONDETERMINISTIC]), t->findings);
+		t->completed, t->explained, t->findings);
 	for (int c = 1; c < SWARM_FINDINGS; c++)
 		if (t->cls[c])
 			fprintf(f, ", %s %zu", swarm_finding_name((enum swarm_finding)c), t->cls[c]);
@@ -367,6 +371,7 @@ static int swarm_go(struct swarm_cli *s)
 		rmdir(s->scratch);
 		return cli_usage_error("swarm: %s", d.msg);
 	}
+	s->lines = s->json.f == stdout ? stderr : stdout;
 	if (s->json.f && s->json.of.tmp[0])
 		snprintf(hang_tmp, sizeof hang_tmp, "%s", s->json.of.tmp);
 	snprintf(shard, sizeof shard, "%llu/%llu", (unsigned long long)s->x.shard_k, (unsigned long long)s->x.shard_n);
@@ -392,7 +397,7 @@ static int swarm_go(struct swarm_cli *s)
 	rmdir(s->scratch);
 	if (rc)
 		return cli_usage_error("%s", d.msg);
-	print_summary(&s->t, stdout);
+	print_summary(&s->t, s->lines);
 	if (res.stopped)
 		fprintf(stderr, "swarm: --time-budget %llu s reached after %zu of %zu runs\n",
 			(unsigned long long)s->x.time_budget_s, res.runs, s->planned);
@@ -674,9 +679,9 @@ static int merge_write(struct merged *m, const char *out)
 	free(order);
 	for (size_t i = 1; i < m->n; i++)
 		if (m->runs[ix[i]].seed == m->runs[ix[i - 1]].seed) {
+			unsigned long long seed = m->runs[ix[i]].seed;
 			free(ix);
-			return cli_usage_error("swarm merge: seed %llu is in two files",
-					       (unsigned long long)m->runs[ix[i]].seed);
+			return cli_usage_error("swarm merge: seed %llu is in two files", seed);
 		}
 	for (uint64_t k = 1; k <= m->shard_n; k++)
 		if (!m->have[k]) {

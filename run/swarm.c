@@ -446,7 +446,7 @@ static int same_logs(const char *a, const char *b)
 struct swarm_scratch {
 	struct runcfg *c;
 	struct run_result *res;
-	char log[2][1100];
+	char log[2][sizeof(((struct runcfg *)0)->events_path)];
 };
 
 /* One seed: config, run (twice with the determinism check), judge. 0 or -ENOMEM. */
@@ -462,7 +462,7 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 			return 0;
 		}
 		if (passes == 2)
-			snprintf(s->c->events_path, sizeof s->c->events_path, "%s", s->log[pass]);
+			memcpy(s->c->events_path, s->log[pass], sizeof s->c->events_path);
 		memset(s->res, 0, sizeof *s->res);
 		int rc = run_migrate(s->c, s->res, &d);
 		out_file_abort(&s->res->json);
