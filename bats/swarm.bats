@@ -3,7 +3,8 @@
 # fault plan per seed, judged by oracles. The per-run line is the replay (`migbed run` of its
 # options gives the same outcome), --json's shape, shards whose merge equals the unsharded
 # file byte for byte (also under GNU parallel), merge's refusals (FILE:LINE, exit 2, nothing
-# written), bad usage exit 2, --check-determinism, and a finding: exit 1, its bundle, replayed.
+# written), bad usage exit 2, --check-determinism, a finding (exit 1, its bundle, replayed) and
+# the watchdog.
 # Small seed ranges: the whole file runs in a few seconds on the model.
 
 load helpers
@@ -173,4 +174,13 @@ setup() {
   run "$MIGBED" replay found/seed-1320
   [ "$status" -eq 0 ]
   [[ "$output" == *"reproduced"* ]]
+}
+
+# Seed 44 does not converge in its 30 s of virtual time: about 0.3 s of CPU here, well past a
+# 100 ms watchdog on any machine this runs on (a faster one would need a longer run).
+@test "the watchdog: a run past --watchdog-ms stops the swarm, exit 1, naming the seed and its replay" {
+  run "$MIGBED" swarm --seeds 44 --watchdog-ms 100 --json h.json
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"FINDING hang: seed 44 ran past --watchdog-ms 100"*"replay: migbed run --seed 44 "*"--bundle DIR"* ]]
+  [ "$(ls)" = "" ]
 }
