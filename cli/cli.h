@@ -25,6 +25,7 @@ int cmd_profiles(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_torture(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_swarm(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
 int cmd_record(int argc, char **argv);

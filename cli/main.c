@@ -31,6 +31,7 @@ static const struct subcmd subcmds[] = {
 	{ "explain", NULL, cmd_explain, "name the causes QEMU logs fit, with the lines and a reproducing scenario" },
 	{ "torture", NULL, cmd_torture, "fail every fallible call once; each run must end properly" },
 	{ "sweep", NULL, cmd_sweep, "one run per chunk size (pin-all, guest, ...): the table, --json, --csv, --plot" },
+	{ "swarm", NULL, cmd_swarm, "many seeded random configurations and faults, each run judged by oracles" },
 	{ "replay", NULL, cmd_replay, "rerun a reproducer bundle (--bundle DIR): did it reproduce?" },
 	{ "shrink", NULL, cmd_shrink, "reduce a reproducer bundle by delta debugging while it fails the same way" },
 	{ "record", NULL, cmd_record, "record a real process's page-dirtying as a trace (soft-dirty bits)" },

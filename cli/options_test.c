@@ -15,7 +15,7 @@
 #include "cli/run_args.h"
 #include "cli/runcfg.h"
 
-static const unsigned all_cmds[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TRACE_GEN, OPTS_TORTURE, OPTS_SWEEP };
+static const unsigned all_cmds[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TRACE_GEN, OPTS_TORTURE, OPTS_SWEEP, OPTS_SWARM };
 #define N_CMDS (sizeof all_cmds / sizeof all_cmds[0])
 
 static unsigned first_cmd(unsigned cmds)

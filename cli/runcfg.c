@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run/swarm.h"
 #include "vocab/cause.h"
 #include "sim/size.h"
 #include "run/torture.h"
@@ -167,6 +168,7 @@ static int set_pause_row(struct opts_dst *o, const char *v, uint64_t x, const ch
 static int set_pattern(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_sites(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_seeds(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_sweep_list(struct opts_dst *o, enum sweep_axis a, const char *v, const char *w, struct diag *d);
 #define X(NAME, key) \
 	static int set_sweep_##NAME(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d) \
@@ -349,17 +351,26 @@ static const struct key keys[] = {
 	{ .name = "max-runs", .arg = "N", .type = OT_U64, .lo = 1, .hi = TORTURE_MAX_RUNS_LIMIT, .noun = "a number of runs",
 	  .dflt = STR(TORTURE_MAX_RUNS_DEFAULT), .exact = true, .cmds = OPTS_TORTURE, XF(max_runs),
 	  .help = "at most N reruns, spread evenly over the sites" },
-	{ .name = "shard", .arg = "K/N", .type = OT_RULE, .dflt = "1/1", .exact = true, .cmds = OPTS_TORTURE | OPTS_SWEEP,
+	{ .name = "shard", .arg = "K/N", .type = OT_RULE, .dflt = "1/1", .exact = true, .cmds = OPTS_TORTURE | OPTS_SWEEP | OPTS_SWARM,
 	  .tgt = TGT_X, .set = set_shard, .help = "only the K-th of N round-robin shares (CI matrices)" },
-	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TORTURE | OPTS_SWEEP, XF(json),
-	  .help = "write the sweep as JSON" },
+	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TORTURE | OPTS_SWEEP | OPTS_SWARM, XF(json),
+	  .help = "write the result as JSON (the sweep, the torture sweep, the swarm)" },
 	{ .name = "watchdog-ms", .arg = "N", .type = OT_U64, .lo = TORTURE_WATCHDOG_MS_MIN,
-	  .hi = TORTURE_WATCHDOG_MS_MAX, .noun = "a time in ms", .dflt = STR(TORTURE_WATCHDOG_MS_DEFAULT), .exact = true, .unit = "ms", .cmds = OPTS_TORTURE, XF(watchdog_ms),
-	  .help = "kill a rerun after N ms of wall time: a hang" },
+	  .hi = TORTURE_WATCHDOG_MS_MAX, .noun = "a time in ms", .dflt = STR(TORTURE_WATCHDOG_MS_DEFAULT), .exact = true, .unit = "ms", .cmds = OPTS_TORTURE | OPTS_SWARM, XF(watchdog_ms),
+	  .help = "a run past N ms of wall time is a hang (torture kills it; swarm stops, naming the seed)" },
 	{ .name = "jobs", .arg = "N", .type = OT_U64, .lo = 1, .hi = TORTURE_JOBS_MAX, .noun = "a number of jobs",
 	  .dflt = "1", .exact = true, .cmds = OPTS_TORTURE, XF(jobs), .help = "reruns at a time" },
-	{ .name = "bundles", .arg = "DIR", .type = OT_TEXT, .dflt = "migbed-bundles", .exact = true, .cmds = OPTS_TORTURE,
-	  XF(bundles), .help = "every rerun that is not proper writes a reproducer bundle DIR/SITE-SIDE-CALL (replacing one of that name)" },
+	{ .name = "bundles", .arg = "DIR", .type = OT_TEXT, .dflt = "migbed-bundles", .exact = true, .cmds = OPTS_TORTURE | OPTS_SWARM,
+	  XF(bundles), .help = "every run that is not proper writes a reproducer bundle DIR/SITE-SIDE-CALL (torture), DIR/seed-N (swarm), replacing one of that name" },
+	/* swarm */
+	{ .name = "seeds", .arg = "A..B", .type = OT_RULE, .dflt = "1..100", .exact = true, .cmds = OPTS_SWARM,
+	  .tgt = TGT_X, .set = set_seeds, .help = "the seeds to run, one configuration each (or one seed N)" },
+	{ .name = "runs", .arg = "N", .type = OT_U64, .lo = 1, .hi = 100000000, .noun = "a number of runs",
+	  .cmds = OPTS_SWARM, XF(runs), .help = "the seeds 1..N (instead of --seeds)" },
+	{ .name = "time-budget", .arg = "S", .type = OT_U64, .lo = 1, .hi = 604800, .noun = "a time in s", .unit = "s",
+	  .cmds = OPTS_SWARM, XF(time_budget_s), .help = "start no run after S seconds of wall time (the seeds run are then a prefix)" },
+	{ .name = "check-determinism", .type = OT_FLAG, .dflt = "off", .exact = true, .cmds = OPTS_SWARM, XF(check_determinism),
+	  .help = "run each seed twice and compare the event logs byte for byte" },
 	{ .name = "sites", .arg = "GLOB,...", .type = OT_RULE, .dflt = "all but the umbrella sites post_send and cm.*",
 	  .cmds = OPTS_TORTURE, .tgt = TGT_X, .set = set_sites, .help = "only these fault sites (e.g. 'reg_mr,msg.*')" },
 	/* sweep: a list per swept run key (each value checked by that key's row), its outputs */
@@ -455,6 +466,7 @@ const char *opts_cmd_name(unsigned cmd)
 	case OPTS_TRACE_GEN: return "trace gen";
 	case OPTS_TORTURE: return "torture";
 	case OPTS_SWEEP: return "sweep";
+	case OPTS_SWARM: return "swarm";
 	}
 	return "?";
 }
@@ -826,6 +838,15 @@ static int set_pause_row(struct opts_dst *o, const char *v, uint64_t x, const ch
 }
 
 /* torture --shard K/N, 1 <= K <= N <= the most runs. */
+static int set_seeds(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	struct diag e = { 0 };
+	(void)x;
+	if (swarm_seeds_parse(v, &o->x->seed_lo, &o->x->seed_hi, &e))
+		return diag_set(d, "%s: %s", w, e.msg);
+	return 0;
+}
+
 static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
 {
 	unsigned long long k, n;
@@ -929,7 +950,7 @@ static void md_cell(FILE *f, const char *s, bool code)
 
 static void md_cmds(FILE *f, const struct key *k)
 {
-	static const unsigned order[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TORTURE, OPTS_SWEEP, OPTS_TRACE_GEN };
+	static const unsigned order[] = { OPTS_RUN, OPTS_SOURCE, OPTS_DEST, OPTS_TORTURE, OPTS_SWEEP, OPTS_SWARM, OPTS_TRACE_GEN };
 	const char *sep = " ";
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
 		if (!(k->cmds & order[i]))

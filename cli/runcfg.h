@@ -20,6 +20,7 @@
 /* The commands, as bits of a row's command column. */
 enum opts_cmd {
 	OPTS_RUN = 1, OPTS_SOURCE = 2, OPTS_DEST = 4, OPTS_TRACE_GEN = 8, OPTS_TORTURE = 16, OPTS_SWEEP = 32,
+	OPTS_SWARM = 64,
 };
 
 /* The keys that are not a run's: one command's own. An empty string or a 0 here is "not
@@ -36,7 +37,11 @@ struct opts_extra {
 	char json[1024], sites[512];   /* torture; json and shard also sweep's */
 	struct sweep_values sweep[SWEEP_AXES];   /* sweep: each axis's list (n = 0: not given) */
 	char csv[1024], plot[1024];    /* sweep */
-	char bundles[1024];            /* torture: where failing reruns' bundles go */
+	char bundles[1024];            /* torture, swarm: where failing runs' bundles go */
+	uint64_t seed_lo, seed_hi;     /* swarm --seeds A..B */
+	uint64_t runs;                 /* swarm --runs N: seeds 1..N (0: not given) */
+	uint64_t time_budget_s;        /* swarm: stop starting runs after this (0: none) */
+	bool check_determinism;        /* swarm */
 	bool given[RUNCFG_MAX_KEYS];
 };
 

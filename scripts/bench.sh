@@ -16,6 +16,9 @@
 #                 rounds, the sum of the medians (target < 2 s)
 #   model-1t      a 1 TiB guest at 1M chunks, one block and 16 x 64 GiB blocks (a written trace):
 #                 wall and CPU time, peak RSS (targets < 60 s, < 4 GiB)
+#   swarm         migbed swarm on the model (issue 15): runs per second per core (CPU time) of
+#                 seeds 1..BENCH_SWARM_SEEDS (400) in one process, and of the seeds among them whose
+#                 plan has a 256 MiB guest, each as its own `migbed swarm --seeds N` (target >= 50)
 #   verbs-wire    (in the soft-RoCE VM) migbed's RDMA WRITE throughput in a migration vs
 #                 ib_write_bw on the same devices and message size: the ratio (issue 4)
 # BENCH_ONLY=name runs one of them.
@@ -152,6 +155,27 @@ if [ -z "$only" ] || [ "$only" = model-1t ]; then
     log "model-1t: $what, 1M chunks: wall $(med $t 1) s, cpu $(med $t 2) s, peak RSS $(($(med $t 3) / 1024)) MiB (targets < 60 s, < 4096 MiB)"
     json+=("\"model-1t-$t\":{\"wall-s\":$(med $t 1),\"cpu-s\":$(med $t 2),\"peak-rss-kib\":$(med $t 3)}")
   done
+fi
+
+if [ -z "$only" ] || [ "$only" = swarm ]; then
+  n=${BENCH_SWARM_SEEDS:-400}
+  # exit 1 (findings) still measures: the findings are docs/findings.md's business, not the bench's
+  ok1=(bash -c '"$@" || [ $? -eq 1 ]' ok1)
+  run_once swarm "${ok1[@]}" "$M" swarm --seeds "1..$n" --json "$TMP/swarm.json" --bundles "$TMP/swarm-bundles"
+  cpu=$(med swarm 2) wall=$(med swarm 1)
+  all=$(awk -v n="$n" -v c="$cpu" 'BEGIN{printf "%.1f", (c > 0) ? n / c : 0}')
+  big=$(jq -r '.runs[] | select(.config | contains("--guest 256M ")) | .seed' "$TMP/swarm.json")
+  nbig=0
+  for s in $big; do
+    run_once swarm256 "${ok1[@]}" "$M" swarm --seeds "$s" --bundles "$TMP/swarm-bundles"
+    run_once swarmnop "${ok1[@]}" "$M" swarm --help   # the processes' own cost, side by side
+    nbig=$((nbig + 1))
+  done
+  cpu256=$(awk '{c += $2} END {printf "%.2f", c}' "$TMP/m.swarm256")
+  cpunop=$(awk '{c += $2} END {printf "%.2f", c}' "$TMP/m.swarmnop")
+  per256=$(awk -v n="$nbig" -v c="$cpu256" -v z="$cpunop" 'BEGIN{printf "%.1f", (c > z) ? n / (c - z) : 0}')
+  log "swarm: seeds 1..$n in one process: wall $wall s, cpu $cpu s: $all runs/s/core; the $nbig seeds with a 256 MiB guest, one process each: cpu $cpu256 s less $cpunop s of as many 'swarm --help' processes: $per256 runs/s/core (target >= 50)"
+  json+=("\"swarm\":{\"seeds\":$n,\"wall-s\":$wall,\"cpu-s\":$cpu,\"runs-per-cpu-s\":$all,\"seeds-256m\":$nbig,\"cpu-s-256m\":$cpu256,\"runs-per-cpu-s-256m\":$per256}")
 fi
 
 if [ -z "$only" ] || [ "$only" = verbs-wire ]; then

@@ -13,8 +13,9 @@ BUILD_PKGS="gcc make pkg-config libibverbs-dev librdmacm-dev rdma-core ibverbs-p
 VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ibverbs-providers
          ibverbs-utils rdmacm-utils perftest"
 # what some tests need beyond the build: gnuplot for the pictures (bats/sweep.bats, bats/timeline.bats),
-# xmllint to check JUnit XML (bats/run-suite.bats), valgrind for make check-valgrind
-TEST_PKGS="gnuplot-nox libxml2-utils valgrind"
+# xmllint to check JUnit XML (bats/run-suite.bats), valgrind for make check-valgrind, GNU parallel
+# for the sharded swarm recipe (bats/swarm.bats)
+TEST_PKGS="gnuplot-nox libxml2-utils valgrind parallel"
 
 want=""
 [ $# -gt 0 ] || set -- build

@@ -1,0 +1,308 @@
+/* swarm_test - the plans (a pure function of the seed; every rule parses; BUGGIFY: some runs
+ * without faults, some with many), the fault table (real sites, actions allowed there, named
+ * causes; the rows docs/faults.md's matrix pins), the config table, the oracles on synthetic
+ * results, the seed ranges and shards, and swarm_run on a small model guest (one callback per
+ * seed of the shard, a stop, the determinism check, a refused config is an ERROR finding). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "run/judge.h"
+#include "run/swarm.h"
+#include "vocab/cause.h"
+
+#define PLANS 3000
+
+static void test_plan_is_a_function_of_the_seed(void **state)
+{
+	static struct swarm_plan a, b;
+	static char ta[SWARM_CONFIG_MAX], tb[SWARM_CONFIG_MAX];
+	(void)state;
+	swarm_expand(42, &a);
+	swarm_expand(42, &b);
+	assert_true(swarm_plan_text(&a, ta, sizeof ta));
+	assert_true(swarm_plan_text(&b, tb, sizeof tb));
+	assert_string_equal(ta, tb);
+	assert_memory_equal(a.fault_row, b.fault_row, sizeof a.fault_row);
+	assert_int_equal(strncmp(ta, "--seed 42 --guest ", 18), 0);
+	swarm_expand(43, &b);
+	assert_true(swarm_plan_text(&b, tb, sizeof tb));
+	assert_string_not_equal(ta, tb);
+}
+
+/* Every rule of 3000 plans parses, fits, is its row's site and action; BUGGIFY's spread. */
+static void test_plans_parse_and_spread(void **state)
+{
+	static struct swarm_plan p;
+	static char text[SWARM_CONFIG_MAX];
+	size_t none = 0, many = 0, qemu = 0, mismatch = 0;
+	(void)state;
+	for (uint64_t seed = 1; seed <= PLANS; seed++) {
+		swarm_expand(seed, &p);
+		assert_true(swarm_plan_text(&p, text, sizeof text));
+		assert_true(p.n_faults <= SWARM_FAULTS_MAX);
+		for (size_t i = 0; i < p.n_faults; i++) {
+			struct fault_rule r;
+			struct fault_parse_error e;
+			assert_int_equal(fault_rule_parse(p.faults[i], &r, &e), 0);
+			assert_string_equal(fault_site_name(r.site), swarm_fault_row_site(p.fault_row[i]));
+			assert_non_null(strstr(p.faults[i], swarm_fault_row_action(p.fault_row[i])));
+		}
+		none += p.n_faults == 0;
+		many += p.n_faults >= 6;
+		qemu += (p.cfg >> SWARM_CFG_QEMU_PEER) & 1;
+		mismatch += strstr(text, "--on-mismatch refuse") != NULL;
+	}
+	assert_true(none > PLANS / 4 && none < PLANS * 3 / 4);   /* some runs have none ... */
+	assert_true(many > PLANS / 50);                          /* ... some many */
+	assert_true(qemu > PLANS / 10);
+	assert_true(mismatch > PLANS / 50);
+}
+
+static size_t row_of(const char *site, const char *action)
+{
+	for (size_t i = 0; i < swarm_fault_rows(); i++)
+		if (!strcmp(swarm_fault_row_site(i), site) && !strcmp(swarm_fault_row_action(i), action))
+			return i;
+	fail_msg("no row %s -> %s", site, action);
+	return 0;
+}
+
+/* Each row: a real site, an action allowed there (the rule parses), named causes only. */
+static void test_fault_table_rows(void **state)
+{
+	size_t corrupting = 0;
+	(void)state;
+	assert_true(swarm_fault_rows() >= 30);
+	for (size_t i = 0; i < swarm_fault_rows(); i++) {
+		char spec[FAULT_SPEC_MAX];
+		struct fault_rule r;
+		struct fault_parse_error e = { 0 };
+		snprintf(spec, sizeof spec, "%s -> %s", swarm_fault_row_site(i), swarm_fault_row_action(i));
+		if (fault_rule_parse(spec, &r, &e) != 0)
+			fail_msg("row %zu '%s': col %u: %s", i, spec, e.col, e.msg);
+		assert_true(r.action != FAULT_ACT_DIE);
+		corrupting += swarm_fault_row_corrupts(i);
+		assert_false(swarm_fault_explains(i, CAUSE_INTERNAL));
+		assert_false(swarm_fault_explains(i, CAUSE_NONE));
+	}
+	assert_int_equal(corrupting, 1);
+	assert_null(swarm_fault_row_site(swarm_fault_rows()));
+}
+
+/* Rows docs/faults.md's matrix and bats/scenarios/fault-*.scn pin. */
+static void test_fault_table_matches_the_matrix(void **state)
+{
+	(void)state;
+	assert_true(swarm_fault_explains(row_of("reg_mr", "errno(ENOMEM)"), CAUSE_DEST_REG_FAILED));
+	assert_true(swarm_fault_explains(row_of("reg_mr", "errno(ENOMEM)"), CAUSE_CONTROL_REG_FAILED));
+	assert_true(swarm_fault_explains(row_of("post_send.write", "drop"), CAUSE_VERIFY_MISMATCH));
+	assert_true(swarm_fault_row_corrupts(row_of("post_send.write", "drop")));
+	assert_true(swarm_fault_explains(row_of("wc.write", "drop"), CAUSE_TIMEOUT));
+	assert_true(swarm_fault_explains(row_of("msg.register_result", "drop"), CAUSE_UNEXPECTED_MESSAGE));
+	assert_true(swarm_fault_explains(row_of("msg.compress", "corrupt(payload)"), CAUSE_BAD_COMPRESS));
+	assert_true(swarm_fault_explains(row_of("cm.disconnected", "drop"), CAUSE_DEST_INCOMPLETE));
+	assert_true(swarm_fault_explains(row_of("alloc", "errno(ENOMEM)"), CAUSE_RESOURCE_EXHAUSTED));
+	assert_false(swarm_fault_explains(row_of("dereg_mr", "errno(EBUSY)"), CAUSE_TIMEOUT));   /* teardown only */
+	assert_false(swarm_fault_explains(row_of("post_send.write", "errno(EIO)"), CAUSE_VERIFY_MISMATCH));
+	assert_false(swarm_fault_explains(swarm_fault_rows(), CAUSE_TIMEOUT));
+}
+
+static void test_config_table(void **state)
+{
+	(void)state;
+	assert_true(swarm_config_explains(1u << SWARM_CFG_REFUSE, CAUSE_CHUNK_SIZE_MISMATCH));
+	assert_false(swarm_config_explains(0, CAUSE_CHUNK_SIZE_MISMATCH));
+	assert_true(swarm_config_explains(1u << SWARM_CFG_SLOW, CAUSE_NOT_CONVERGED));
+	assert_true(swarm_config_explains(1u << SWARM_CFG_MEMLOCK, CAUSE_DEST_PIN_ALL_FAILED));
+	assert_true(swarm_config_explains(1u << SWARM_CFG_QEMU_PEER, CAUSE_QEMU_HANG));
+	assert_false(swarm_config_explains(~0u, CAUSE_INTERNAL));
+	assert_false(swarm_config_explains(~0u, CAUSE_VERIFY_MISMATCH));
+}
+
+/* A plan with one rule of row `row`, and a result that fired it (or not) and ended in cause. */
+static void judge_one(size_t row, bool fired, int cause, unsigned cfg, struct swarm_run *r)
+{
+	static struct swarm_plan p;
+	static struct run_result res;
+	memset(&p, 0, sizeof p);
+	memset(&res, 0, sizeof res);
+	p.seed = 9;
+	p.cfg = cfg;
+	p.n_faults = 1;
+	p.fault_row[0] = row;
+	res.out.n_faults = 1;
+	res.out.faults[0].st.fired = fired;
+	res.out.completed = cause == CAUSE_NONE;
+	res.out.cause = cause;
+	res.out.side = cause == CAUSE_NONE ? RUN_SIDE_NONE : 0;
+	res.out.detail = "what the side said";
+	swarm_judge(&p, &res, r);
+}
+
+static void test_oracles(void **state)
+{
+	static struct swarm_run r;
+	size_t drop = row_of("post_send.write", "drop"), eio = row_of("post_send.write", "errno(EIO)");
+	(void)state;
+	judge_one(eio, true, CAUSE_NONE, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);
+	assert_true(r.completed);
+	assert_int_equal(r.fired, 1);
+	judge_one(eio, true, CAUSE_WRITE_POST_FAILED, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);
+	judge_one(eio, false, CAUSE_WRITE_POST_FAILED, 0, &r);     /* it did not fire: nothing explains it */
+	assert_int_equal(r.finding, SWARM_F_UNEXPLAINED);
+	assert_non_null(strstr(r.detail, "WRITE_POST_FAILED at src with 0 fired fault rules: what the side said"));
+	judge_one(eio, true, CAUSE_TIMEOUT, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_UNEXPLAINED);
+	judge_one(eio, true, CAUSE_VERIFY_MISMATCH, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_CORRUPT);
+	judge_one(drop, true, CAUSE_VERIFY_MISMATCH, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);
+	judge_one(drop, true, CAUSE_INTERNAL, ~0u, &r);
+	assert_int_equal(r.finding, SWARM_F_INTERNAL);
+	judge_one(eio, false, CAUSE_NOT_CONVERGED, 1u << SWARM_CFG_SLOW, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);
+	judge_one(eio, false, 0, 0, &r);
+	r.completed = false;
+	{
+		static struct swarm_plan p;
+		static struct run_result res;   /* failed without a cause */
+		memset(&p, 0, sizeof p);
+		memset(&res, 0, sizeof res);
+		res.out.side = RUN_SIDE_NONE;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_UNNAMED);
+	}
+	assert_string_equal(swarm_finding_name(SWARM_F_UNEXPLAINED), "unexplained");
+	assert_int_equal(swarm_finding_lookup("corrupt"), SWARM_F_CORRUPT);
+	assert_int_equal(swarm_finding_lookup("nope"), -1);
+	assert_string_equal(swarm_finding_name(SWARM_FINDINGS), "?");
+}
+
+static void test_seeds_and_shards(void **state)
+{
+	uint64_t lo, hi;
+	struct diag d = { 0 };
+	(void)state;
+	assert_int_equal(swarm_seeds_parse("1..100", &lo, &hi, &d), 0);
+	assert_int_equal(lo, 1);
+	assert_int_equal(hi, 100);
+	assert_int_equal(swarm_seeds_parse("7", &lo, &hi, &d), 0);
+	assert_int_equal(lo, 7);
+	assert_int_equal(hi, 7);
+	assert_int_equal(swarm_seeds_parse("0..0", &lo, &hi, &d), 0);
+	assert_int_equal(swarm_seeds_parse("10..1", &lo, &hi, &d), -EINVAL);
+	assert_string_equal(d.msg, "'10..1': the range is empty (B < A)");
+	const char *bad[] = { "", "a", "1..", "..5", "1..5x", "-1", "1...5", "99999999999999999999" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_int_equal(swarm_seeds_parse(bad[i], &lo, &hi, &d), -EINVAL);
+	assert_int_equal(swarm_seeds_parse("1..100000000", &lo, &hi, &d), 0);
+	assert_int_equal(swarm_seeds_parse("1..100000001", &lo, &hi, &d), -EINVAL);
+	/* the shards of a range: every seed in exactly one */
+	for (uint64_t n = 1; n <= 5; n++)
+		for (uint64_t seed = 10; seed < 40; seed++) {
+			int in = 0;
+			for (uint64_t k = 1; k <= n; k++)
+				in += swarm_in_shard(seed, 10, k, n);
+			assert_int_equal(in, 1);
+		}
+	assert_false(swarm_in_shard(9, 10, 1, 1));
+}
+
+/* ---- swarm_run on the model: each plan run as the default small config (no plan keys) ---- */
+
+struct calls {
+	size_t configs, befores, dones, stop_at, refuse_seed;
+	uint64_t seeds[64];
+	struct swarm_run last;
+};
+
+static int small_config(void *arg, const struct swarm_plan *p, struct runcfg *c, struct diag *d)
+{
+	struct calls *k = arg;
+	k->configs++;
+	if (p->seed == k->refuse_seed)
+		return diag_set(d, "no config for seed %llu", (unsigned long long)p->seed);
+	runcfg_defaults(c);
+	c->gen.guest_bytes = 16u << 20;
+	c->gen.worker_bytes = 4u << 20;
+	c->seed = p->seed;
+	c->gen.seed = p->seed;
+	return 0;
+}
+
+static int before(void *arg, size_t k, const struct swarm_plan *p, const char *text)
+{
+	struct calls *c = arg;
+	(void)p;
+	assert_non_null(strstr(text, "--seed"));
+	c->befores++;
+	return c->stop_at && k == c->stop_at;
+}
+
+static void done(void *arg, const struct swarm_plan *p, const struct runcfg *c, const struct swarm_run *r)
+{
+	struct calls *k = arg;
+	(void)p, (void)c;
+	if (k->dones < 64)
+		k->seeds[k->dones] = r->seed;
+	k->dones++;
+	k->last = *r;
+}
+
+static void test_run_shard_stop_and_determinism(void **state)
+{
+	static struct calls k;
+	struct swarm_result res;
+	struct diag d = { 0 };
+	char dir[] = "/tmp/swarm_test-XXXXXX";
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	struct swarm_config sc = { .seed_lo = 5, .seed_hi = 12, .shard_k = 2, .shard_n = 3, .scratch = dir,
+				   .config = small_config, .before = before, .done = done, .arg = &k };
+	assert_int_equal(swarm_run(&sc, &res, &d), 0);
+	assert_int_equal(res.runs, 3);                   /* 6, 9, 12 */
+	assert_int_equal(k.seeds[0], 6);
+	assert_int_equal(k.seeds[2], 12);
+	assert_int_equal(res.completed, 3);
+	assert_int_equal(res.n[SWARM_F_NONE], 3);
+	memset(&k, 0, sizeof k);
+	sc.shard_k = sc.shard_n = 1;
+	sc.check_determinism = true;
+	k.stop_at = 2;
+	k.refuse_seed = 6;
+	assert_int_equal(swarm_run(&sc, &res, &d), 0);
+	assert_true(res.stopped);
+	assert_int_equal(res.runs, 2);
+	assert_int_equal(k.configs, 3);                  /* seed 5 twice, seed 6 refused */
+	assert_int_equal(res.n[SWARM_F_ERROR], 1);
+	assert_int_equal(k.last.finding, SWARM_F_ERROR);
+	assert_non_null(strstr(k.last.detail, "no config for seed 6"));
+	assert_int_equal(rmdir(dir), 0);                  /* the event logs are gone */
+	sc.shard_k = 3;
+	assert_int_equal(swarm_run(&sc, &res, &d), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_is_a_function_of_the_seed),
+		cmocka_unit_test(test_plans_parse_and_spread),
+		cmocka_unit_test(test_fault_table_rows),
+		cmocka_unit_test(test_fault_table_matches_the_matrix),
+		cmocka_unit_test(test_config_table),
+		cmocka_unit_test(test_oracles),
+		cmocka_unit_test(test_seeds_and_shards),
+		cmocka_unit_test(test_run_shard_stop_and_determinism),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
