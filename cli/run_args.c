@@ -27,6 +27,25 @@ static int apply_option(struct runcfg *c, struct diag *d, int argc, char **argv,
 	return runcfg_set(c, key, v, where, d);
 }
 
+/* At most one output on standard output ('-'): --json - is the whole of stdout. */
+static int stdout_once(const struct runcfg *c, struct diag *d)
+{
+	const struct {
+		const char *name, *path;
+	} outs[] = { { "--json", c->json_path }, { "--events", c->events_path },
+		     { "--fault-counts", c->fault_counts_path } };
+	const char *first = NULL;
+	for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+		if (strcmp(outs[i].path, "-"))
+			continue;
+		if (first)
+			return diag_set(d, "%s - and %s - would both write to standard output: give one a file",
+					first, outs[i].name);
+		first = outs[i].name;
+	}
+	return 0;
+}
+
 int run_parse_args(struct runcfg *c, struct diag *d, int argc, char **argv, void (*usage)(FILE *))
 {
 	const char *scenario = NULL;
@@ -52,5 +71,7 @@ int run_parse_args(struct runcfg *c, struct diag *d, int argc, char **argv, void
 	for (int i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "--", 2) && apply_option(c, d, argc, argv, &i))
 			return -EINVAL;
-	return runcfg_finish(c, d) ? -EINVAL : 0;
+	if (runcfg_finish(c, d))
+		return -EINVAL;
+	return stdout_once(c, d);
 }

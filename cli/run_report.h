@@ -8,6 +8,7 @@
 #include "run/judge.h"
 #include "run/out_file.h"
 #include "run/run.h"
+#include "sim/json.h"
 #include "sim/metrics.h"
 
 /* Print (unless quiet) and write the JSON result into json (opened by out_file_open; not
@@ -21,7 +22,5 @@ int run_report_result(const struct runcfg *c, struct run_result *res, struct dia
 /* The JSON result (what --json writes) to f. */
 void run_report_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
 		     const char *backend, FILE *f);
-/* A JSON string literal of s (quotes and escapes). */
-void json_string(FILE *f, const char *s);
 
 #endif
