@@ -14,6 +14,8 @@ static int apply_option(struct runcfg *c, struct diag *d, int argc, char **argv,
 	memcpy(key, k, kl);
 	key[kl] = '\0';
 	snprintf(where, sizeof where, "--%s", key);
+	if (!runcfg_known(key) && runcfg_foreign_why(key))
+		return diag_set(d, "stress-ng's --%s does not map onto migbed: %s", key, runcfg_foreign_why(key));
 	if (!runcfg_known(key))
 		return diag_set(d, "unknown option '--%s' (see --help)", key);
 	if (eq)
