@@ -280,7 +280,7 @@ static const struct key keys[] = {
 	{ .name = "expect", .arg = "completed|failed:CAUSE[|CAUSE...]", .type = OT_RULE, .dflt = "completed",
 	  .exact = true, .cmds = C_RUNS, .set = set_expect_row, .help = "the expected outcome" },
 	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(json_path),
-	  .help = "write the result as JSON" },
+	  .help = "write the result as JSON ('-': standard output, which then holds the JSON alone; the report goes to standard error)" },
 	{ .name = "events", .arg = "FILE", .type = OT_TEXT, .cmds = C_NOSWEEP, RUNF(events_path),
 	  .help = "write the event log" },
 	{ .name = "bundle", .arg = "DIR", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(bundle_path),
@@ -687,12 +687,11 @@ static void *field(const struct key *k, struct opts_dst *o)
 static int store_text(const struct key *k, struct opts_dst *o, const char *v, const char *w, struct diag *d)
 {
 	struct addr_rdma a;
-	if (k->addr != ADDR_NO) {
-		if (addr_parse(v, k->addr == ADDR_DST_SRC, &a))
-			return bad(d, w, k->name, v, addr_syntax(k->addr == ADDR_DST_SRC));
-		if (!strncmp(v, ADDR_URI_PREFIX, strlen(ADDR_URI_PREFIX)))
-			v += strlen(ADDR_URI_PREFIX);   /* the same address without QEMU's scheme */
-	}
+	/* QEMU's URI of a verbs address: stored without its scheme. Anything else as given: the
+	 * model takes any token ("127.0.0.1:0" too); a verbs run checks it (runcfg_finish, rdma_cm). */
+	if (k->addr != ADDR_NO && !strncmp(v, ADDR_URI_PREFIX, strlen(ADDR_URI_PREFIX)) &&
+	    !addr_parse(v, k->addr == ADDR_DST_SRC, &a))
+		v += strlen(ADDR_URI_PREFIX);
 	if (strlen(v) >= k->size || !v[0]) {
 		if (w[0] == '-')
 			return diag_set(d, "%s: value empty or longer than %zu bytes", w, k->size - 1);
@@ -1408,6 +1407,9 @@ int runcfg_finish(struct runcfg *c, struct diag *d)
 			       "register On-Demand Paging memory; docs/profiles.md, 'ODP destination memory')");
 	if (c->backend == HCA_BACKEND_VERBS && c->repr != MEM_REPR_BYTES)
 		return diag_set(d, "--backend verbs needs --mem bytes (real RDMA moves real bytes)");
+	struct addr_rdma a;
+	if (c->backend == HCA_BACKEND_VERBS && c->dst_addr[0] && addr_parse(c->dst_addr, false, &a))
+		return diag_set(d, "--dst-addr: '%s' is not %s", c->dst_addr, addr_syntax(false));
 	c->eng.seed = c->seed;
 	c->gen.seed = c->seed;
 	if (!c->trace[0])
