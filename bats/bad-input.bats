@@ -219,13 +219,13 @@ bad_zst_case() {
   [ ! -e r.json.tmp ]
 }
 
-@test "--json - puts the JSON on stdout, after the verdict; no file named -" {
+@test "--json - puts the JSON alone on stdout, the verdict on stderr; no file named -" {
   run --separate-stderr "$MIGBED" run --quiet --json -
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "${#lines[@]}" -eq 2 ]
-  [ "${lines[0]}" = "migbed: verdict=pass status=completed cause=NONE side=-" ]
-  jq -e '.verdict == "pass" and .status == "completed"' <<<"${lines[1]}"
+  [ "${#lines[@]}" -eq 1 ]
+  [ "$stderr" = "migbed: verdict=pass status=completed cause=NONE side=-" ]
+  jq -e '.verdict == "pass" and .status == "completed"' <<<"${lines[0]}"
   [ ! -e ./- ]
   [ ! -e ./-.tmp ]
 }
@@ -249,12 +249,14 @@ bad_zst_case() {
   fi
   [ ! -e /dev/stdout.tmp ]
   [ "$status" -eq 0 ]
-  jq -e '.verdict == "pass"' <<<"${lines[1]}"
-  # stdout redirected to a regular file: the JSON goes into it after the verdict
-  "$MIGBED" run --quiet --json /dev/stdout >out.txt
+  jq -e '.verdict == "pass"' <<<"${lines[0]}"
+  # stdout redirected to a regular file: the JSON alone goes into it (standard output's own
+  # file is standard output: the verdict goes to stderr, as with --json -)
+  "$MIGBED" run --quiet --json /dev/stdout >out.txt 2>err.txt
   [ -L /dev/stdout ]
-  [ "$(head -1 out.txt)" = "migbed: verdict=pass status=completed cause=NONE side=-" ]
-  sed -n 2p out.txt | jq -e '.verdict == "pass"'
+  [ "$(cat err.txt)" = "migbed: verdict=pass status=completed cause=NONE side=-" ]
+  [ "$(wc -l <out.txt)" -eq 1 ]
+  jq -e '.verdict == "pass"' out.txt
 }
 
 @test "--json and --events through a symlink to stdout's file descriptor: the link stays" {

@@ -52,7 +52,7 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
 @test "the table's bounds are in README's table and enforced the same by every command" {
   run "$MIGBED" options --markdown
   [ "$status" -eq 0 ]
-  [[ "$output" == *'| `--workers N` | rand-set: workers, each sweeping its own region (like stress-ng --vm-method rand-set) | integer | 1..4096 |'* ]]
+  [[ "$output" == *'| `--workers N` | rand-set: workers, each sweeping its own region (like stress-ng --vm-method rand-set) (also --vm, stress-ng'"'"'s name) | integer | 1..4096 |'* ]]
   [[ "$output" == *'| `--max-runs N` | at most N reruns, spread evenly over the sites | integer | 1..100000 |'* ]]
   for cmd in run "trace gen" torture; do
     run "$MIGBED" $cmd --workers 5000
@@ -99,4 +99,50 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
   run "$MIGBED" run --x-rdma-chunk-size 512K
   [ "$status" -eq 2 ]
   [[ "$output" == *"is not a power of two from 1M to 1G"* ]]
+}
+
+@test "QEMU's rdma:HOST:PORT is an address wherever one is given; a verbs run refuses a bad one before it starts" {
+  run "$MIGBED" run --help
+  [[ "$output" == *"QEMU's URI rdma:198.18.0.1:29200"* ]]
+  # the model ignores --dst-addr, but checks it: QEMU's URI (v4, [v6]) runs
+  run "$MIGBED" run --dst-addr rdma:198.18.0.1:29200 --guest 4M --duration-ms 50 --quiet
+  [ "$status" -eq 0 ]
+  run "$MIGBED" run --dst-addr 'rdma:[fe80::1]:4444' --guest 4M --duration-ms 50 --quiet
+  [ "$status" -eq 0 ]
+  # a verbs run checks its address before it starts (no RDMA device needed to see that)
+  printf 'backend = verbs\ndst-addr = rdma:host.example:4444\n' >"$BATS_TEST_TMPDIR/a.scn"
+  run "$MIGBED" run "$BATS_TEST_TMPDIR/a.scn"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--dst-addr: 'rdma:host.example:4444' is not IP:PORT, [IPV6]:PORT or QEMU's rdma:IP:PORT (a numeric address)"* ]]
+  # stored without the scheme: a model dest's readiness line says IP:PORT
+  run "$MIGBED" dest --backend model --listen rdma:127.0.0.1:4444 --accept-timeout-ms 1 --quiet \
+    --ready-file "$BATS_TEST_TMPDIR/ready"
+  [ "$status" -eq 1 ]
+  [[ "$(cat "$BATS_TEST_TMPDIR/ready")" == "listening 127.0.0.1:4444 pid "* ]]
+}
+
+@test "stress-ng's --vm, --vm-bytes, --vm-method rand-set are the generator's keys; what does not map is refused by name" {
+  run "$MIGBED" trace gen --help
+  [[ "$output" == *"(also --vm, stress-ng's name)"* ]]
+  [[ "$output" == *"(also --vm-method rand-set, stress-ng's name)"* ]]
+  cd "$BATS_TEST_TMPDIR"
+  run "$MIGBED" trace gen --vm 3 --vm-bytes 1m --vm-method rand-set --guest 4M --duration-ms 40 --seed 2 -o a.trace
+  [ "$status" -eq 0 ]
+  run "$MIGBED" trace gen --workers 3 --worker-bytes 1M --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o b.trace
+  [ "$status" -eq 0 ]
+  cmp a.trace b.trace
+  printf 'vm = 3\nvm-bytes = 1M\nguest = 4M\nduration-ms = 40\n' >vm.scn
+  run "$MIGBED" run vm.scn --quiet
+  [ "$status" -eq 0 ]
+  run "$MIGBED" trace gen --vm-method flip --guest 4M --duration-ms 40 --seed 2 -o c.trace
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--vm-method: stress-ng's method 'flip' does not map onto migbed: only rand-set does (as --pattern rand-set)"* ]]
+  run "$MIGBED" run --vm-hang 0 --quiet
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"stress-ng's --vm-hang does not map onto migbed: migbed's workers never unmap their memory"* ]]
+  printf 'vm = 2\nvm-ops = 100\n' >ops.scn
+  run "$MIGBED" run ops.scn
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"ops.scn:2: stress-ng's --vm-ops does not map onto migbed: the workload is bounded by --duration-ms"* ]]
+  [ ! -e c.trace ]
 }

@@ -50,7 +50,7 @@ nothing_written() {
 -o t.trace --region 0x1000 -- true|bad region '0x1000' (expected ADDR+LEN
 -o t.trace --region 0x1001+4K -- true|ADDR and LEN must be multiples of the page size
 -o t.trace --region 0xzz+4K -- true|ADDR is not a hexadecimal address
--o t.trace --region 0x1000+1.5M -- true|LEN is not a SIZE
+-o t.trace --region 0x1000+1.5 -- true|LEN is not a SIZE
 -o t.trace --region 0x1000+4K -- true|--region needs --pid (a command's addresses are not known before it runs)
 -o - --json -- true|-o - and --json both want standard output
 -o t.trace --frobnicate -- true|unknown option or missing value '--frobnicate'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # migbed run on the model backend: the CLI contract, determinism, metric invariants.
 load helpers
+bats_require_minimum_version 1.5.0
 
 S=$BATS_TEST_DIRNAME/scenarios
 
@@ -271,4 +272,35 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   [ "$status" -eq 0 ]
   [[ "${lines[-1]}" == *"verdict=pass status=completed"* ]]
   [ "$(json_num "$BATS_TEST_TMPDIR/r.json" '.metrics.migbed."max-writes-in-flight"')" -eq 544 ]
+}
+
+@test "run: query-migrate's rates and byte counts, human and JSON; --json - makes stdout the JSON alone" {
+  run --separate-stderr "$MIGBED" run "$S/model-rand-set-1m.scn" --json -
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/r.json"
+  # stdout is one JSON document (jq reads it whole); the report and the verdict are on stderr
+  run jq -e . "$BATS_TEST_TMPDIR/r.json"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"migbed: verdict=pass status=completed cause=NONE side=-"* ]]
+  [[ "$stderr" == *$'\npages-per-second: 33280\ndirty pages rate: 27603 pages\nexpected downtime: 304 ms\nprecopy ram: 159748 kbytes\ndowntime ram: 38960 kbytes\n'* ]]
+  # QEMU's definitions, on virtual time: the bytes split at the VM stop; the rates measured
+  [ "$(json_num "$BATS_TEST_TMPDIR/r.json" '.metrics.ram["precopy-bytes"] + .metrics.ram["downtime-bytes"] == .metrics.ram.transferred')" = true ]
+  [ "$(json_num "$BATS_TEST_TMPDIR/r.json" '.metrics.ram["dirty-pages-rate"]')" -eq 27603 ]
+  [ "$(json_num "$BATS_TEST_TMPDIR/r.json" '.metrics.ram["pages-per-second"]')" -eq 33280 ]
+  [ "$(json_num "$BATS_TEST_TMPDIR/r.json" '.metrics["expected-downtime"]')" -eq 304 ]
+  [ "$(json_num "$BATS_TEST_TMPDIR/r.json" '.metrics | has("error-desc")')" = false ]
+  # deterministic: the same again, byte for byte
+  "$MIGBED" run "$S/model-rand-set-1m.scn" --json - 2>/dev/null | cmp - "$BATS_TEST_TMPDIR/r.json"
+  # a failed run: error-desc; NOT_CONVERGED says the dirty rate, the bandwidth and the downtime needed
+  run --separate-stderr "$MIGBED" run "$S/fault-post-send-write-slow-link.scn" --json -
+  [ "$status" -eq 0 ]
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/f.json"
+  want="still iterating after the time limit (max-time): the guest dirties 362 pages/s (1.4 MiB/s), the migration moves 1.5 MiB/s (max-bandwidth 128.0 MiB/s): the 16.0 MiB dirty would need 10666 ms of downtime, the limit is 300 ms"
+  [ "$(json_num "$BATS_TEST_TMPDIR/f.json" '.detail')" = "$want" ]
+  [ "$(json_num "$BATS_TEST_TMPDIR/f.json" '.metrics["error-desc"]')" = "NOT_CONVERGED: $want" ]
+  [ "$(json_num "$BATS_TEST_TMPDIR/f.json" '.metrics["expected-downtime"]')" -eq 300 ]
+  # one output per stream
+  run "$MIGBED" run --json - --events - --quiet
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--json - and --events - would both write to standard output: give one a file"* ]]
 }

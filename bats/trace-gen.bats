@@ -120,10 +120,24 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
 @test "trace gen: a SIZE that is not one is rejected by name" {
   expect_usage_error "migbed: trace gen: --guest: 'abc' is not a SIZE of 1 or more" \
     --pattern idle --guest abc --duration-ms 10 --seed 1 -o out.trace
-  expect_usage_error "--page-size: '4k' is not a power of two from 512 to 1G" \
-    --pattern idle --guest 1M --page-size 4k --duration-ms 10 --seed 1 -o out.trace
+  expect_usage_error "--page-size: '3k' is not a power of two from 512 to 1G" \
+    --pattern idle --guest 1M --page-size 3k --duration-ms 10 --seed 1 -o out.trace
+  expect_usage_error "--guest: '1.5' is not a SIZE" \
+    --pattern idle --guest 1.5 --duration-ms 10 --seed 1 -o out.trace
   expect_usage_error "--guest: '99999999999999999999' is not a SIZE" \
     --pattern idle --guest 99999999999999999999 --duration-ms 10 --seed 1 -o out.trace
+}
+
+@test "trace gen: SIZEs as QEMU's size parser reads them (4k, 1.5m, 0.5M) mean what they say" {
+  run "$MIGBED" trace gen --pattern rand-set --guest 1.5m --page-size 4k --worker-bytes 0.5M \
+    --duration-ms 50 --seed 3 -o lower.trace
+  [ "$status" -eq 0 ]
+  run "$MIGBED" trace gen --pattern rand-set --guest 1536K --page-size 4K --worker-bytes 512K \
+    --duration-ms 50 --seed 3 -o upper.trace
+  [ "$status" -eq 0 ]
+  cmp lower.trace upper.trace
+  run grep -c '^block pc.ram 1536K$' lower.trace
+  [ "$output" = 1 ]
 }
 
 @test "trace gen: bad numbers and zero values are rejected" {

@@ -27,6 +27,8 @@ static void usage(FILE *f)
 	fprintf(f, "  %-28s %s\n", "-h, --help", "this text");
 	fprintf(f, "\nIt prints a summary like HMP `info migrate`, then one line\n"
 		   "  migbed: verdict=pass|fail status=completed|failed cause=NAME side=src|dst|-\n"
+		   "With --json - the JSON result alone is on standard output, the summary and that line\n"
+		   "on standard error.\n"
 		   "exit status: 0 the run met its expectation, 1 it did not, 2 bad usage or input.\n"
 		   "\nMany scenarios (a DIR of *.scn, several SCENARIOs, --junit or --tap): a line per\n"
 		   "scenario and a summary; `migbed run DIR --help` says more.\n");

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -438,9 +439,39 @@ static const struct scn_case scn_cases[] = {
 	{ "guest = 16M\n# c\nguest = 32M\n", "3: key 'guest' given twice (first on line 1)" },
 	{ "fault = reg_mr #1 -> errno(EIO)\nfault = reg_mr #2 -> errno(EIO)\n", NULL },
 	{ "seed = 1", NULL },             /* the last line without its newline */
+	/* other tools' spellings: stress-ng's --vm options, QEMU's rdma: URI */
+	{ "vm = 3\nvm-bytes = 1m\nvm-method = rand-set\n", NULL },
+	{ "vm = 3\nworkers = 2\n", "2: key 'workers' given twice (first on line 1)" },
+	{ "vm-method = random\n", "1: stress-ng's method 'random' does not map onto migbed: only rand-set does "
+				  "(as --pattern rand-set); migbed's own patterns are --pattern rand-set|random|hotcold|idle" },
+	{ "vm-populate = yes\n", "1: stress-ng's --vm-populate does not map onto migbed: a trace does not model "
+				 "how the host backs guest memory" },
+	{ "dst-addr = rdma:198.18.0.1:29200\n", NULL },
+	{ "dst-addr = rdma:[fe80::1]:1\n", NULL },
 	{ "pause-at = src\n", "1: pause-at: 'src' is not SIDE:EVENT[#N] (SIDE src|dst|sim|wire|*, EVENT an "
 			      "event-log name such as registered or round, N >= 1; e.g. src:registered#2)" },
 };
+
+/* An alias sets its row; QEMU's URI is stored without its scheme. */
+static void test_other_spellings(void **state)
+{
+	struct both *b = fresh();
+	struct diag d = { 0 };
+	(void)state;
+	assert_int_equal(runcfg_set(&b->c, "vm", "5", "--vm", &d), 0);
+	assert_int_equal(runcfg_set(&b->c, "vm-bytes", "1.5m", "--vm-bytes", &d), 0);
+	assert_int_equal(runcfg_set(&b->c, "dst-addr", "rdma:[::1]:4444", "--dst-addr", &d), 0);
+	assert_int_equal(b->c.gen.workers, 5);
+	assert_int_equal(b->c.gen.worker_bytes, 3u << 19);
+	assert_string_equal(b->c.dst_addr, "[::1]:4444");
+	assert_true(runcfg_given(&b->c, "workers"));
+	assert_int_equal(runcfg_set(&b->c, "vm-method", "rand-set", "--vm-method", &d), 0);
+	assert_int_equal(runcfg_set(&b->c, "vm-method", "flip", "--vm-method", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "--vm-method: stress-ng's method 'flip' does not map onto migbed"));
+	assert_int_equal(runcfg_set(&b->c, "vm-keep", "true", "--vm-keep", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "stress-ng's --vm-keep does not map onto migbed"));
+	free(b);
+}
 
 static void test_scenario_lines(void **state)
 {
@@ -498,7 +529,8 @@ static void test_help_from_table(void **state)
 		assert_int_equal(lines, rows);   /* one line per row */
 		if (cmd == OPTS_TRACE_GEN) {
 			assert_non_null(strstr(text, "  --workers N                  rand-set: workers, each sweeping its own region "
-						     "(like stress-ng --vm-method rand-set) [1..4096] (default 2)\n"));
+						     "(like stress-ng --vm-method rand-set) (also --vm, stress-ng's name) "
+						     "[1..4096] (default 2)\n"));
 			assert_non_null(strstr(text, "--output FILE"));
 			assert_non_null(strstr(text, "[1..86400000 ms] (required)"));
 		}
@@ -515,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_set_table),
 		cmocka_unit_test(test_command_lines),
 		cmocka_unit_test(test_scenario_lines),
+		cmocka_unit_test(test_other_spellings),
 		cmocka_unit_test(test_help_from_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,8 @@ static int apply_option(struct runcfg *c, struct diag *d, int argc, char **argv,
 	memcpy(key, k, kl);
 	key[kl] = '\0';
 	snprintf(where, sizeof where, "--%s", key);
+	if (!runcfg_known(key) && runcfg_foreign_why(key))
+		return diag_set(d, "stress-ng's --%s does not map onto migbed: %s", key, runcfg_foreign_why(key));
 	if (!runcfg_known(key))
 		return diag_set(d, "unknown option '--%s' (see --help)", key);
 	if (eq)
@@ -25,6 +27,25 @@ static int apply_option(struct runcfg *c, struct diag *d, int argc, char **argv,
 	else
 		return diag_set(d, "--%s needs a value", key);
 	return runcfg_set(c, key, v, where, d);
+}
+
+/* At most one output on standard output ('-'): --json - is the whole of stdout. */
+static int stdout_once(const struct runcfg *c, struct diag *d)
+{
+	const struct {
+		const char *name, *path;
+	} outs[] = { { "--json", c->json_path }, { "--events", c->events_path },
+		     { "--fault-counts", c->fault_counts_path } };
+	const char *first = NULL;
+	for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+		if (strcmp(outs[i].path, "-"))
+			continue;
+		if (first)
+			return diag_set(d, "%s - and %s - would both write to standard output: give one a file",
+					first, outs[i].name);
+		first = outs[i].name;
+	}
+	return 0;
 }
 
 int run_parse_args(struct runcfg *c, struct diag *d, int argc, char **argv, void (*usage)(FILE *))
@@ -52,5 +73,7 @@ int run_parse_args(struct runcfg *c, struct diag *d, int argc, char **argv, void
 	for (int i = 1; i < argc; i++)
 		if (!strncmp(argv[i], "--", 2) && apply_option(c, d, argc, argv, &i))
 			return -EINVAL;
-	return runcfg_finish(c, d) ? -EINVAL : 0;
+	if (runcfg_finish(c, d))
+		return -EINVAL;
+	return stdout_once(c, d);
 }

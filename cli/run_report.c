@@ -33,7 +33,7 @@ static void print_faults(const struct runcfg *c, const struct run_outcome *o, FI
 
 /* What the verdict line alone does not say: a rule that fired other than expected (on
  * stdout, before the verdict, also with --quiet), or one that never fired (stderr). */
-static void print_fired_verdict(const struct runcfg *c, const struct run_outcome *o)
+static void print_fired_verdict(const struct runcfg *c, const struct run_outcome *o, FILE *out)
 {
 	for (int i = 0; i < o->n_faults; i++) {
 		const struct run_fault *rf = &o->faults[i];
@@ -41,8 +41,8 @@ static void print_fired_verdict(const struct runcfg *c, const struct run_outcome
 		char w[32];
 		if (!rf->met) {
 			fired_text(want, w, sizeof w);
-			printf("migbed: expect-fired: fault rule %d '%s' fired %llu time%s, expected %s\n", i + 1,
-			       c->faults[i], (unsigned long long)rf->st.fired, rf->st.fired == 1 ? "" : "s", w);
+			fprintf(out, "migbed: expect-fired: fault rule %d '%s' fired %llu time%s, expected %s\n", i + 1,
+				c->faults[i], (unsigned long long)rf->st.fired, rf->st.fired == 1 ? "" : "s", w);
 		} else if (!want && rf->st.fired == 0) {
 			fprintf(stderr, "migbed: warning: fault rule %d '%s' never fired (%llu matching calls)\n", i + 1,
 				c->faults[i], (unsigned long long)rf->st.matched);
@@ -231,7 +231,10 @@ void run_report_json(const struct runcfg *c, const struct metrics *m, const stru
 	fprintf(f, ",\"dst\":");
 	json_side(f, c->dst_impl, VOCAB_SIDE_DST, o->completed ? 0 : o->cause, o->dst_completed, &o->dst);
 	fprintf(f, ",\"metrics\":");
-	metrics_print_json(m, f);
+	char error_desc[CAUSE_DETAIL_MAX + 64];
+	if (!o->completed)
+		snprintf(error_desc, sizeof error_desc, "%s: %s", cause_name(o->cause), o->detail);
+	metrics_print_json(m, o->completed ? NULL : error_desc, f);
 	json_faults(c, o, f);
 	fprintf(f, "}\n");
 }
@@ -239,12 +242,15 @@ void run_report_json(const struct runcfg *c, const struct metrics *m, const stru
 int run_report(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
 	       const char *backend, struct out_file *json, struct diag *d)
 {
+	/* JSON on standard output (--json -): stdout holds only the JSON document, as with
+	 * `qemu-img info --output=json` or `rdma -j`; the report and the verdict go to stderr. */
+	FILE *out = json && json->f == stdout ? stderr : stdout;
 	if (!c->quiet)
-		print_human(c, m, o, stdout);
-	print_fired_verdict(c, o);
-	printf("migbed: verdict=%s status=%s cause=%s side=%s\n", o->pass ? "pass" : "fail",
-	       o->completed ? "completed" : "failed", cause_name(o->cause), run_side_name(o->side));
-	fflush(stdout);
+		print_human(c, m, o, out);
+	print_fired_verdict(c, o, out);
+	fprintf(out, "migbed: verdict=%s status=%s cause=%s side=%s\n", o->pass ? "pass" : "fail",
+		o->completed ? "completed" : "failed", cause_name(o->cause), run_side_name(o->side));
+	fflush(out);
 	if (json && json->f) {
 		run_report_json(c, m, o, backend, json->f);
 		if (out_file_commit(json, d))

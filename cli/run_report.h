@@ -8,6 +8,7 @@
 #include "run/judge.h"
 #include "run/out_file.h"
 #include "run/run.h"
+#include "sim/json.h"
 #include "sim/metrics.h"
 #include "sim/json.h"
 

@@ -15,6 +15,7 @@
 #include "vocab/cause.h"
 #include "sim/size.h"
 #include "run/torture.h"
+#include "transport/addr.h"
 #include "transport/wire.h"
 
 /* The model's cost defaults, in the units of their options (from hca_cost_defaults, so the
@@ -105,6 +106,8 @@ struct key {
 	const char *pat;     /* a generator key: "" any pattern, else the one it applies to */
 	enum otgt tgt;
 	size_t off, size;    /* the field */
+	enum { ADDR_NO, ADDR_DST, ADDR_DST_SRC } addr;   /* OT_TEXT: a verbs address (transport/addr.h),
+					 * checked, stored without QEMU's "rdma:" */
 	opts_setter set;
 	const char *help;
 };
@@ -279,7 +282,7 @@ static const struct key keys[] = {
 	{ .name = "expect", .arg = "completed|failed:CAUSE[|CAUSE...]", .type = OT_RULE, .dflt = "completed",
 	  .exact = true, .cmds = C_RUNS, .set = set_expect_row, .help = "the expected outcome" },
 	{ .name = "json", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(json_path),
-	  .help = "write the result as JSON" },
+	  .help = "write the result as JSON ('-': standard output, which then holds the JSON alone; the report goes to standard error)" },
 	{ .name = "events", .arg = "FILE", .type = OT_TEXT, .cmds = C_NOSWEEP, RUNF(events_path),
 	  .help = "write the event log" },
 	{ .name = "timeline", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_RUN | OPTS_SOURCE | OPTS_DEST, RUNF(timeline_path),
@@ -291,8 +294,8 @@ static const struct key keys[] = {
 	  .help = "stop the process (SIGSTOP) right after the Nth (default 1st) event-log line 'SIDE EVENT' (side * = any), after a line on stderr; SIGCONT resumes. For tests that act mid-run (a link cut, a peer killed) at a point, not after a time" },
 	{ .name = "src-addr", .arg = "ADDR", .type = OT_TEXT, .cmds = C_RUNS, RUNF(src_addr),
 	  .help = "verbs: source bind address (e.g. 198.18.0.2)" },
-	{ .name = "dst-addr", .arg = "IP:PORT", .type = OT_TEXT, .cmds = C_RUNS, RUNF(dst_addr),
-	  .help = "verbs: destination listen address (e.g. 198.18.0.1:29200)" },
+	{ .name = "dst-addr", .arg = "IP:PORT", .type = OT_TEXT, .cmds = C_RUNS, RUNF(dst_addr), .addr = ADDR_DST,
+	  .help = "verbs: destination listen address (e.g. 198.18.0.1:29200, [fe80::1]:29200, or QEMU's URI rdma:198.18.0.1:29200)" },
 	{ .name = "description", .arg = "TEXT", .type = OT_TEXT, .cmds = C_RUNS, RUNF(description),
 	  .help = "free text (scenario files)" },
 	/* trace generation (run, source, dest, torture: without --trace; trace gen) */
@@ -336,11 +339,12 @@ static const struct key keys[] = {
 	  .req = OPTS_TRACE_GEN, XF(output),
 	  .help = "-o FILE: the trace to write (FILE.zst: zstd; via FILE.tmp, renamed when complete; a symlink stays a link, its target is replaced). '-' is standard output, always plain text; a device or FIFO is written in place" },
 	{ .name = "connect", .arg = "IP:PORT[@SRC_IP]", .type = OT_TEXT, .cmds = OPTS_SOURCE, .req = OPTS_SOURCE,
-	  XF(connect), .help = "the destination to migrate to, optionally from the local address SRC_IP (it picks the RDMA device)" },
+	  XF(connect), .addr = ADDR_DST_SRC,
+	  .help = "the destination to migrate to (IP:PORT, [IPV6]:PORT or QEMU's rdma:IP:PORT), optionally from the local address SRC_IP (it picks the RDMA device)" },
 	{ .name = "dump-mem", .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_SOURCE, XF(dump_mem),
 	  .help = "write the first RAM block's bytes after the run (--mem bytes; to compare with a QEMU destination's pmemsave)" },
 	{ .name = "listen", .arg = "IP:PORT", .type = OT_TEXT, .cmds = OPTS_DEST, .req = OPTS_DEST, XF(listen),
-	  .help = "the address to wait for one source on" },
+	  .addr = ADDR_DST, .help = "the address to wait for one source on (IP:PORT, [IPV6]:PORT or QEMU's rdma:IP:PORT, as -incoming takes it)" },
 	{ .name = "accept-timeout-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = MS_MAX, .noun = "a time in ms",
 	  .dflt = "60000", .exact = true, .unit = "ms", .cmds = OPTS_DEST, XF(accept_timeout_ms),
 	  .help = "how long to wait for the source (wall time)" },
@@ -400,15 +404,49 @@ _Static_assert(sizeof otype_names / sizeof otype_names[0] == OT_RULE + 1, "a typ
 
 /* ---- the rows ------------------------------------------------------------------------- */
 
-/* QEMU's own spellings (its QAPI migration parameters and capabilities), accepted as options
- * and scenario keys for the rows that mean the same with the same unit. */
-static const struct {
-	const char *alias, *name;
+/* Other tools' spellings, accepted as options and scenario keys for the rows that mean the
+ * same with the same unit: QEMU's (its QAPI migration parameters and capabilities; its
+ * max-bandwidth is the row's own name) and stress-ng's --vm options for the generator
+ * (rand-set is stress-ng's --vm-method rand-set: N workers, each sweeping its own region).
+ * only: the one value the alias may take (other values do not map). */
+static const struct alias {
+	const char *alias, *name, *whose, *only;
 } aliases[] = {
-	{ "x-rdma-chunk-size", "chunk-size" },       /* QEMU 11.1's parameter (bytes) */
-	{ "rdma-pin-all", "pin-all" },               /* the migration capability */
-	{ "downtime-limit", "downtime-limit-ms" },   /* the parameter, in ms as here */
+	{ "x-rdma-chunk-size", "chunk-size", "QEMU's", NULL },       /* QEMU 11.1's parameter (bytes) */
+	{ "rdma-pin-all", "pin-all", "QEMU's", NULL },               /* the migration capability */
+	{ "downtime-limit", "downtime-limit-ms", "QEMU's", NULL },   /* the parameter, in ms as here */
+	{ "vm", "workers", "stress-ng's", NULL },                    /* --vm N: N workers */
+	{ "vm-bytes", "worker-bytes", "stress-ng's", NULL },         /* per worker, as stress-ng's */
+	{ "vm-method", "pattern", "stress-ng's", "rand-set" },       /* the one method modelled */
 };
+
+/* stress-ng's --vm options that have no meaning for a generated trace: refused by name. */
+static const struct {
+	const char *name, *why;
+} foreign[] = {
+	{ "vm-hang", "migbed's workers never unmap their memory" },
+	{ "vm-keep", "migbed's workers always keep their memory (leave it out)" },
+	{ "vm-locked", "a trace does not model how the host backs guest memory" },
+	{ "vm-madvise", "a trace does not model how the host backs guest memory" },
+	{ "vm-populate", "a trace does not model how the host backs guest memory" },
+	{ "vm-ops", "the workload is bounded by --duration-ms" },
+};
+
+const char *runcfg_foreign_why(const char *name)
+{
+	for (size_t i = 0; i < sizeof foreign / sizeof foreign[0]; i++)
+		if (!strcmp(foreign[i].name, name))
+			return foreign[i].why;
+	return NULL;
+}
+
+static const struct alias *alias_named(const char *alias)
+{
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (!strcmp(aliases[i].alias, alias))
+			return &aliases[i];
+	return NULL;
+}
 
 static const struct key *find(const char *name, unsigned cmd)
 {
@@ -419,6 +457,21 @@ static const struct key *find(const char *name, unsigned cmd)
 		if (!strcmp(aliases[i].alias, name))
 			return find(aliases[i].name, cmd);
 	return NULL;
+}
+
+/* " (also --ALIAS[ VALUE], WHOSE name)" for a row with aliases, else "". */
+static void aliases_text(const char *name, char *buf, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0] && len < n; i++) {
+		const struct alias *a = &aliases[i];
+		if (strcmp(a->name, name))
+			continue;
+		int w = snprintf(buf + len, n - len, " (also --%s%s%s, %s name)", a->alias, a->only ? " " : "",
+				 a->only ? a->only : "", a->whose);
+		len += w > 0 ? (size_t)w : 0;
+	}
 }
 
 const char *runcfg_alias_of(const char *name)
@@ -647,6 +700,12 @@ static void *field(const struct key *k, struct opts_dst *o)
 
 static int store_text(const struct key *k, struct opts_dst *o, const char *v, const char *w, struct diag *d)
 {
+	struct addr_rdma a;
+	/* QEMU's URI of a verbs address: stored without its scheme. Anything else as given: the
+	 * model takes any token ("127.0.0.1:0" too); a verbs run checks it (runcfg_finish, rdma_cm). */
+	if (k->addr != ADDR_NO && !strncmp(v, ADDR_URI_PREFIX, strlen(ADDR_URI_PREFIX)) &&
+	    !addr_parse(v, k->addr == ADDR_DST_SRC, &a))
+		v += strlen(ADDR_URI_PREFIX);
 	if (strlen(v) >= k->size || !v[0]) {
 		if (w[0] == '-')
 			return diag_set(d, "%s: value empty or longer than %zu bytes", w, k->size - 1);
@@ -702,8 +761,16 @@ int opts_set(unsigned cmd, struct runcfg *c, struct opts_extra *x, const char *k
 	     const char *where, struct diag *d)
 {
 	const struct key *k = find(key, cmd);
+	const struct alias *al = alias_named(key);
+	if (!k && runcfg_foreign_why(key))
+		return diag_set(d, "%s: stress-ng's --%s does not map onto migbed: %s", where, key,
+				runcfg_foreign_why(key));
 	if (!k)
 		return diag_set(d, "%s: unknown key '%s' (see migbed %s --help)", where, key, opts_cmd_name(cmd));
+	if (al && al->only && strcmp(value, al->only))
+		return diag_set(d, "%s: %s method '%s' does not map onto migbed: only %s does (as --%s %s); "
+			       "migbed's own patterns are --%s %s", where, al->whose, value, al->only, k->name,
+			       al->only, k->name, k->arg);
 	struct opts_dst o = { c, x };
 	bool *g = given_of(k, c, x);
 	if (!g)
@@ -912,8 +979,9 @@ static void print_row(FILE *f, const struct key *k, unsigned cmd)
 	const char *unit = k->unit && strcmp(k->unit, "bytes") ? k->unit : "";
 	bool req = k->req & cmd;
 	fprintf(f, "  %-28s %s", lhs, k->help);
-	if (runcfg_alias_of(k->name))
-		fprintf(f, " (also --%s, QEMU's name)", runcfg_alias_of(k->name));
+	char also[160];
+	aliases_text(k->name, also, sizeof also);
+	fputs(also, f);
 	if (bnd[0])
 		fprintf(f, " [%s%s%s]", bnd, unit[0] ? " " : "", unit);
 	if (req)
@@ -973,8 +1041,9 @@ void runcfg_print_markdown(FILE *f)
 		fputc('|', f);
 		md_cell(f, lhs, true);
 		char help[512];
-		const char *alias = runcfg_alias_of(keys[i].name);
-		snprintf(help, sizeof help, alias ? "%s (also --%s, QEMU's name)" : "%s", keys[i].help, alias);
+		char also[160];
+		aliases_text(keys[i].name, also, sizeof also);
+		snprintf(help, sizeof help, "%s%s", keys[i].help, also);
 		md_cell(f, help, false);
 		md_cell(f, otype_names[keys[i].type], false);
 		md_cell(f, bnd, false);
@@ -1020,6 +1089,12 @@ static const struct key *split_opt(unsigned cmd, int argc, char **argv, int *i, 
 	return k;
 }
 
+/* The key as given on the command line ("--vm" -> "vm", an alias kept), "-o" -> the row's. */
+static const char *given_name(const struct key *k, const char *name)
+{
+	return !strncmp(name, "--", 2) ? name + 2 : k->name;
+}
+
 int opts_take_extra(unsigned cmd, struct opts_extra *x, int *argc, char **argv, struct diag *d)
 {
 	int out = 1;
@@ -1036,7 +1111,7 @@ int opts_take_extra(unsigned cmd, struct opts_extra *x, int *argc, char **argv, 
 		if (k && k->tgt == TGT_X) {
 			if (missing)
 				return diag_set(d, "%s needs a value", name);
-			if (opts_set(cmd, NULL, x, k->name, v, name, d))
+			if (opts_set(cmd, NULL, x, given_name(k, name), v, name, d))
 				return -EINVAL;
 			continue;
 		}
@@ -1059,11 +1134,14 @@ int opts_parse_argv(unsigned cmd, struct runcfg *c, struct opts_extra *x, int ar
 		if (a[0] != '-' || !a[1])
 			return diag_set(d, "unexpected argument '%s'", a);
 		const struct key *k = split_opt(cmd, argc, argv, &i, &v, &missing, name, sizeof name);
+		if (!k && !strncmp(name, "--", 2) && runcfg_foreign_why(name + 2))
+			return diag_set(d, "stress-ng's %s does not map onto migbed: %s", name,
+					runcfg_foreign_why(name + 2));
 		if (!k)
 			return diag_set(d, "unknown option '%s' (see migbed %s --help)", name, opts_cmd_name(cmd));
 		if (missing)
 			return diag_set(d, "option '%s' needs a value", name);
-		if (opts_set(cmd, c, x, k->name, v, name, d))
+		if (opts_set(cmd, c, x, given_name(k, name), v, name, d))
 			return -EINVAL;
 	}
 	return 0;
@@ -1295,7 +1373,9 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 		}
 		const struct key *row = find(k, OPTS_RUN);
 		if (!row) {
-			rc = diag_set(d, "%s: unknown key '%s' (see migbed run --help)", where, k);
+			rc = runcfg_foreign_why(k) ? diag_set(d, "%s: stress-ng's --%s does not map onto migbed: %s", where,
+							      k, runcfg_foreign_why(k))
+						   : diag_set(d, "%s: unknown key '%s' (see migbed run --help)", where, k);
 			break;
 		}
 		size_t i = (size_t)(row - keys);
@@ -1350,6 +1430,9 @@ int runcfg_finish(struct runcfg *c, struct diag *d)
 			       "register On-Demand Paging memory; docs/profiles.md, 'ODP destination memory')");
 	if (c->backend == HCA_BACKEND_VERBS && c->repr != MEM_REPR_BYTES)
 		return diag_set(d, "--backend verbs needs --mem bytes (real RDMA moves real bytes)");
+	struct addr_rdma a;
+	if (c->backend == HCA_BACKEND_VERBS && c->dst_addr[0] && addr_parse(c->dst_addr, false, &a))
+		return diag_set(d, "--dst-addr: '%s' is not %s", c->dst_addr, addr_syntax(false));
 	c->eng.seed = c->seed;
 	c->gen.seed = c->seed;
 	if (!c->trace[0])

@@ -102,7 +102,10 @@ void runcfg_write_gen_args(FILE *f, const struct runcfg *c);
  * comment) leaves the defaults unchanged: it is the real one. */
 size_t runcfg_n_keys(void);
 const char *runcfg_key_name(size_t i);
-/* The QEMU spelling accepted for the key NAME ("chunk-size" -> "x-rdma-chunk-size"), or NULL. */
+/* A stress-ng option refused by name (no meaning for a generated trace): why, else NULL. */
+const char *runcfg_foreign_why(const char *name);
+/* The first other spelling accepted for the key NAME ("chunk-size" -> "x-rdma-chunk-size",
+ * "workers" -> "vm"), or NULL. */
 const char *runcfg_alias_of(const char *name);
 unsigned runcfg_key_cmds(size_t i);
 bool runcfg_key_default(size_t i, char *buf, size_t n);

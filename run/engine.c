@@ -11,6 +11,8 @@
 #define NS_PER_MS 1000000ull
 #define COUNTER_PERIOD_MS 100ull
 #define PAGES_PER_TIME_CHECK 64u
+#define DIRTY_RATE_PERIOD_MS 1000ull   /* QEMU's migration_bitmap_sync: rates over >= 1 s */
+#define EXPECTED_DOWNTIME_MIN_BYTES 10000ull   /* migration_update_counters: "sent anything" */
 
 void engine_opts_defaults(struct engine_opts *o)
 {
@@ -58,6 +60,14 @@ struct eng {
 	uint64_t threshold_bytes;
 	uint64_t end_ns;           /* when the source finished sending (before the confirmation) */
 	bool have_bandwidth;
+	/* query-migrate's rates, as QEMU measures them (migration_update_counters every period,
+	 * migration_update_rates at a bitmap sync >= 1 s after the last one that measured) */
+	uint64_t last_pages;            /* pages sent at the last counter update */
+	uint64_t bw_bytes;              /* bytes and ms of the last counter period: the bandwidth */
+	uint64_t bw_ms;
+	uint64_t rate_start_ms;         /* rs->time_last_bitmap_sync */
+	uint64_t dirty_pages_period;    /* rs->num_dirty_pages_period: newly dirty at the syncs since */
+	uint64_t dirty_bytes_last_sync; /* pending bytes right after the last sync */
 	struct diag *d;
 };
 
@@ -109,9 +119,30 @@ static uint64_t pending_pages(const struct eng *e)
 	return n;
 }
 
+/* At a bitmap sync (migration_bitmap_sync, migration_update_rates): newly dirty pages add up;
+ * >= 1 s after the last measurement, dirty-pages-rate = their count per second. The first
+ * sync (every page dirty) starts the first period. */
+static void update_dirty_rate(struct eng *e, uint64_t newly, bool first)
+{
+	uint64_t t_ms = now(e) / NS_PER_MS;
+	e->dirty_bytes_last_sync = pending_pages(e) * e->page_size;
+	if (first) {
+		e->rate_start_ms = t_ms;
+		e->dirty_pages_period = 0;
+		return;
+	}
+	e->dirty_pages_period += newly;
+	if (t_ms <= e->rate_start_ms + DIRTY_RATE_PERIOD_MS)
+		return;
+	e->out->dirty_pages_rate = e->dirty_pages_period * 1000 / (t_ms - e->rate_start_ms);
+	e->rate_start_ms = t_ms;
+	e->dirty_pages_period = 0;
+}
+
 /* migration_bitmap_sync: move the guest's dirty log into the migration bitmap. */
 static void bitmap_sync(struct eng *e, bool all)
 {
+	uint64_t newly = 0;   /* pages the log adds to the migration bitmap (not on the first sync) */
 	for (size_t b = 0; b < e->n_blocks; b++) {
 		struct bitmap *d = &e->dirty[b], *l = &e->log[b];
 		uint64_t words = (d->bits + 63) / 64, cnt = 0;
@@ -119,6 +150,8 @@ static void bitmap_sync(struct eng *e, bool all)
 			uint64_t v = all ? ~0ull : (d->w[i] | l->w[i]);
 			if (i == words - 1 && (d->bits & 63))
 				v &= (1ull << (d->bits & 63)) - 1;
+			if (!all)
+				newly += (uint64_t)__builtin_popcountll(l->w[i] & ~d->w[i]);
 			d->w[i] = v;
 			l->w[i] = 0;
 			cnt += (uint64_t)__builtin_popcountll(v);
@@ -126,6 +159,7 @@ static void bitmap_sync(struct eng *e, bool all)
 		d->count = cnt;
 		l->count = 0;
 	}
+	update_dirty_rate(e, newly, all);
 	e->out->dirty_sync_count++;
 	evlog_emit(e->ev, "sim", "bitmap_sync", "n=%llu pending_pages=%llu",
 		   (unsigned long long)e->out->dirty_sync_count, (unsigned long long)pending_pages(e));
@@ -188,6 +222,36 @@ static int trace_apply(struct eng *e)
 
 static uint64_t transferred(const struct eng *e) { return proto_src_transferred(e->ps); }
 
+/* ram_get_total_transferred_pages: pages sent, by RDMA or as zero pages. */
+static uint64_t sent_pages(const struct eng *e)
+{
+	const struct proto_stats *st = proto_src_stats(e->ps);
+	return st->normal_pages + st->zero_pages;
+}
+
+/* How long x bytes take at the last period's bandwidth, in ms (0: none measured). */
+static uint64_t ms_at_bandwidth(const struct eng *e, uint64_t x)
+{
+	uint64_t b = e->bw_bytes;
+	return b ? x / b * e->bw_ms + x % b * e->bw_ms / b : 0;
+}
+
+/* migration_update_counters' query-migrate values for the period just measured: pages-per-
+ * second; expected-downtime = the bytes pending at the last sync / the bandwidth, once a
+ * dirty rate is known and the period sent more than a trickle. */
+static void update_rates(struct eng *e, uint64_t bytes, uint64_t elapsed_ms)
+{
+	uint64_t pages = sent_pages(e);
+	struct metrics *m = e->out;
+	if (elapsed_ms)
+		m->pages_per_second = (pages - e->last_pages) * 1000 / elapsed_ms;
+	e->last_pages = pages;
+	e->bw_bytes = bytes;
+	e->bw_ms = elapsed_ms;
+	if (m->dirty_pages_rate && bytes > EXPECTED_DOWNTIME_MIN_BYTES && elapsed_ms)
+		m->expected_downtime_ms = ms_at_bandwidth(e, e->dirty_bytes_last_sync);
+}
+
 static void update_counters(struct eng *e)
 {
 	uint64_t t = now(e);
@@ -198,6 +262,7 @@ static void update_counters(struct eng *e)
 	uint64_t bw_per_ms = elapsed_ms ? bytes / elapsed_ms : 0;
 	e->threshold_bytes = engine_threshold_bytes(bytes, elapsed_ms, e->o->downtime_limit_ms);
 	e->have_bandwidth = true;
+	update_rates(e, bytes, elapsed_ms);
 	e->last_update_ns = t;
 	e->last_transferred = transferred(e);
 	e->window_start_ns = t;
@@ -356,14 +421,47 @@ static int setup(struct eng *e, const char *dst_addr)
 	return 0;
 }
 
+/* Pages the next bitmap sync would add (dirty in the log, not in the migration bitmap). */
+static uint64_t log_newly(const struct eng *e)
+{
+	uint64_t n = 0;
+	for (size_t b = 0; b < e->n_blocks; b++)
+		for (uint64_t i = 0; i < (e->dirty[b].bits + 63) / 64; i++)
+			n += (uint64_t)__builtin_popcountll(e->log[b].w[i] & ~e->dirty[b].w[i]);
+	return n;
+}
+
+/* NOT_CONVERGED's detail: the dirty rate as a bitmap sync now would measure it (since the
+ * last measurement) against the bandwidth of the last period, and the downtime the pages
+ * dirty now would need at that bandwidth. */
+static int not_converged(struct eng *e)
+{
+	char detail[CAUSE_DETAIL_MAX], limit[64] = "unlimited";
+	double mib = 1024.0 * 1024.0;
+	uint64_t newly = log_newly(e), t_ms = now(e) / NS_PER_MS;
+	uint64_t span_ms = t_ms - e->rate_start_ms;
+	uint64_t rate = span_ms ? (e->dirty_pages_period + newly) * 1000 / span_ms : 0;
+	uint64_t left = (pending_pages(e) + newly) * e->page_size;
+	double bw_mib_s = e->bw_ms ? (double)e->bw_bytes * 1000.0 / (double)e->bw_ms / mib : 0.0;
+	if (e->o->max_bandwidth_bytes_per_s)
+		snprintf(limit, sizeof limit, "%.1f MiB/s", (double)e->o->max_bandwidth_bytes_per_s / mib);
+	int n = snprintf(detail, sizeof detail, "still iterating after the time limit (max-time): the guest "
+			 "dirties %llu pages/s (%.1f MiB/s), the migration moves %.1f MiB/s (max-bandwidth %s)",
+			 (unsigned long long)rate, (double)(rate * e->page_size) / mib, bw_mib_s, limit);
+	if (e->bw_bytes && n > 0 && (size_t)n < sizeof detail)
+		snprintf(detail + n, sizeof detail - (size_t)n, ": the %.1f MiB dirty would need %llu ms of "
+			 "downtime, the limit is %llu ms", (double)left / mib,
+			 (unsigned long long)ms_at_bandwidth(e, left), (unsigned long long)e->o->downtime_limit_ms);
+	return proto_src_fail(e->ps, CAUSE_NOT_CONVERGED, detail);
+}
+
 static int iterate(struct eng *e)
 {
 	for (uint64_t guard = 0;; guard++) {
 		assert(guard < 100000000ull);
 		int rc;
 		if (now(e) - e->start_ns > e->o->max_time_ms * NS_PER_MS)
-			return proto_src_fail(e->ps, CAUSE_NOT_CONVERGED,
-					      "still iterating after the time limit (max-time)");
+			return not_converged(e);
 		update_counters(e);
 		if (e->have_bandwidth && engine_wants_sync(pending_pages(e) * e->page_size, e->threshold_bytes)) {
 			if ((rc = trace_apply(e)))
@@ -481,6 +579,7 @@ int engine_run(const struct engine_opts *o, const char *trace_path, mem *src_mem
 			 .page_size = mem_page_size(src_mem), .trace_path = trace_path, .d = d };
 	uint64_t downtime_start = 0;
 	e.start_ns = now(&e);
+	out->expected_downtime_ms = o->downtime_limit_ms;   /* QEMU's value before a measurement */
 	int rc = bitmaps_init(&e);
 	if (rc) {
 		rc = proto_src_fail(ps, CAUSE_RESOURCE_EXHAUSTED, "dirty bitmaps: out of memory");

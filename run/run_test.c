@@ -123,7 +123,7 @@ static char *metrics_json(const struct metrics *m)
 	size_t n = 0;
 	FILE *f = open_memstream(&buf, &n);
 	assert_non_null(f);
-	metrics_print_json(m, f);
+	metrics_print_json(m, NULL, f);
 	fclose(f);
 	return buf;
 }

@@ -1,3 +1,4 @@
+/* json - the JSON string escaper (see json.h). */
 #include "sim/json.h"
 
 void json_string(FILE *f, const char *s)

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 
+#include "sim/json.h"
 #include "vocab/vocab.h"
 
 double metrics_mbps(uint64_t transferred_bytes, uint64_t total_ms, uint64_t setup_ms)
@@ -29,6 +30,11 @@ void metrics_print_human(const struct metrics *m, FILE *f)
 	fprintf(f, "normal bytes: %" PRIu64 " kbytes\n", (m->ram_normal * m->page_size) >> 10);
 	fprintf(f, "dirty sync count: %" PRIu64 "\n", m->dirty_sync_count);
 	fprintf(f, "page size: %" PRIu64 " kbytes\n", m->page_size >> 10);
+	fprintf(f, "pages-per-second: %" PRIu64 "\n", m->pages_per_second);
+	fprintf(f, "dirty pages rate: %" PRIu64 " pages\n", m->dirty_pages_rate);
+	fprintf(f, "expected downtime: %" PRIu64 " ms\n", m->expected_downtime_ms);
+	fprintf(f, "precopy ram: %" PRIu64 " kbytes\n", m->ram_precopy_bytes >> 10);
+	fprintf(f, "downtime ram: %" PRIu64 " kbytes\n", m->ram_downtime_bytes >> 10);
 	fprintf(f, "rounds: %" PRIu64 "   rdma writes: %" PRIu64 " (max %" PRIu64 " in flight)\n", m->rounds,
 		m->rdma_writes, m->max_writes_in_flight);
 	fprintf(f, "chunk size: src %" PRIu64 " KiB, dst %" PRIu64 " KiB, pin-all %s\n", m->chunk_bytes_src >> 10,
@@ -60,17 +66,23 @@ static void json_side(const struct metrics_side *s, FILE *f)
 	fprintf(f, "}}");
 }
 
-void metrics_print_json(const struct metrics *m, FILE *f)
+void metrics_print_json(const struct metrics *m, const char *error_desc, FILE *f)
 {
-	fprintf(f, "{\"status\":\"%s\",\"total-time\":%" PRIu64 ",\"setup-time\":%" PRIu64 ",\"downtime\":%" PRIu64,
-		m->status, m->total_time_ms, m->setup_time_ms, m->downtime_ms);
+	fprintf(f, "{\"status\":\"%s\",\"total-time\":%" PRIu64 ",\"setup-time\":%" PRIu64 ",\"downtime\":%" PRIu64
+		   ",\"expected-downtime\":%" PRIu64,
+		m->status, m->total_time_ms, m->setup_time_ms, m->downtime_ms, m->expected_downtime_ms);
+	if (error_desc) {
+		fprintf(f, ",\"error-desc\":");
+		json_string(f, error_desc);
+	}
 	fprintf(f, ",\"ram\":{\"transferred\":%" PRIu64 ",\"remaining\":%" PRIu64 ",\"total\":%" PRIu64
 		   ",\"duplicate\":%" PRIu64 ",\"normal\":%" PRIu64 ",\"normal-bytes\":%" PRIu64
 		   ",\"mbps\":%.3f,\"dirty-sync-count\":%" PRIu64 ",\"page-size\":%" PRIu64
-		   ",\"precopy-bytes\":%" PRIu64 ",\"downtime-bytes\":%" PRIu64 "}",
+		   ",\"precopy-bytes\":%" PRIu64 ",\"downtime-bytes\":%" PRIu64 ",\"dirty-pages-rate\":%" PRIu64
+		   ",\"pages-per-second\":%" PRIu64 "}",
 		m->ram_transferred, m->ram_remaining, m->ram_total, m->ram_duplicate, m->ram_normal,
 		m->ram_normal * m->page_size, m->ram_mbps, m->dirty_sync_count, m->page_size,
-		m->ram_precopy_bytes, m->ram_downtime_bytes);
+		m->ram_precopy_bytes, m->ram_downtime_bytes, m->dirty_pages_rate, m->pages_per_second);
 	fprintf(f, ",\"migbed\":{\"rounds\":%" PRIu64 ",\"rdma-writes\":%" PRIu64 ",\"max-writes-in-flight\":%" PRIu64
 		   ",\"guest-pages-written\":%" PRIu64 ",\"chunk-size-src\":%" PRIu64 ",\"chunk-size-dst\":%" PRIu64
 		   ",\"pin-all\":%s,\"src\":",

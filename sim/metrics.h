@@ -29,8 +29,12 @@ struct metrics {
 	uint64_t ram_remaining;
 	uint64_t ram_normal;           /* pages written by RDMA */
 	uint64_t ram_duplicate;        /* zero pages (COMPRESS) */
-	uint64_t ram_precopy_bytes;
-	uint64_t ram_downtime_bytes;
+	uint64_t ram_precopy_bytes;    /* sent while the guest ran ("precopy-bytes") */
+	uint64_t ram_downtime_bytes;   /* sent while it was stopped ("downtime-bytes") */
+	/* query-migrate's rates, the last values measured (QEMU shows them while active): */
+	uint64_t dirty_pages_rate;     /* pages/s newly dirty, over >= 1 s between bitmap syncs */
+	uint64_t pages_per_second;     /* pages sent per second over the last 100 ms period */
+	uint64_t expected_downtime_ms; /* pending bytes at the last sync / bandwidth; downtime-limit before */
 	double ram_mbps;               /* transferred*8 / (total - setup) / 1000 */
 	uint64_t dirty_sync_count;
 	uint64_t rounds;               /* registration rounds (ram_save_iterate calls) */
@@ -48,6 +52,8 @@ struct metrics {
 /* "ram.mbps" as QEMU computes it at completion. */
 double metrics_mbps(uint64_t transferred_bytes, uint64_t total_ms, uint64_t setup_ms);
 void metrics_print_human(const struct metrics *m, FILE *f);
-void metrics_print_json(const struct metrics *m, FILE *f);
+/* error_desc: query-migrate's "error-desc" (NULL: none, the key left out, as QEMU does
+ * unless the migration failed). */
+void metrics_print_json(const struct metrics *m, const char *error_desc, FILE *f);
 
 #endif

@@ -1,7 +1,12 @@
-/* size - SIZE arguments: a decimal byte count with an optional binary unit.
+/* size - SIZE arguments: a decimal byte count with an optional binary unit, as QEMU's
+ * qemu_strtosz (util/cutils.c) reads them.
  *
- * Accepted: "4096", "64K", "1M", "1G", "2T" (K=2^10 ... T=2^40; also "64KiB", "1MiB", ...).
- * Rejected: empty, signs, spaces, decimals ("1.5G"), unknown units, overflow past 2^64-1. */
+ * Accepted: "4096", "64K", "64k", "1M", "1G", "2T", "1P", "1E" (K=2^10 ... E=2^60, either
+ * case; also "64KiB", "1MiB", ...), "1B"/"1b" (bytes), fractions with a unit above bytes
+ * ("1.5G", "0.5k", "1.k"), their exact value rounded half up (QEMU goes through a double;
+ * digits past the 18th after the point are dropped).
+ * Rejected: empty, signs, spaces, hex, exponents ("1e3", "1.5e3K"), a fraction of bytes
+ * ("1.5", "1.5B"), unknown units, overflow past 2^64-1. */
 #ifndef MIGBED_SIM_SIZE_H
 #define MIGBED_SIM_SIZE_H
 #include <stddef.h>

@@ -348,7 +348,7 @@ static const struct defect_case defect_cases[] = {
 	{ "empty", "# only a comment\n", 1, "empty trace" },
 	{ "header-page-size", "migbed-trace 1\npage-size 3000\nblock b 1M\nduration 1s\n", 2,
 	  "power of two" },
-	{ "header-bad-size", "migbed-trace 1\npage-size 4K\nblock b 1.5G\nduration 1s\n", 3,
+	{ "header-bad-size", "migbed-trace 1\npage-size 4K\nblock b 1.5Q\nduration 1s\n", 3,
 	  "bad size" },
 	{ "header-not-multiple", "migbed-trace 1\npage-size 4K\nblock b 4097\nduration 1s\n", 3,
 	  "multiple" },

@@ -35,13 +35,13 @@
 #include <netinet/in.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include "transport/addr.h"
 #include "transport/hca_backend.h"
 #include "transport/ring.h"
 
 #define VERBS_RESOLVE_TIMEOUT_MS 10000	/* QEMU's RDMA_RESOLVE_TIMEOUT_MS */
 #define VERBS_RESOLVE_SLACK_MS 2000	/* our own guard on top of rdma_cm's timeout */
 #define VERBS_LISTEN_BACKLOG 5
-#define VERBS_ADDR_MAX 128
 #define VERBS_EVQ_LEN 16	/* CM events queued per endpoint (a connection makes < 5) */
 #define VERBS_REQQ_LEN 8	/* connect requests queued per listener; more are rejected */
 #define VERBS_STASH_LEN 16	/* completions peeked per CQ by block */
@@ -68,12 +68,6 @@ VOCAB_WC_STATUS(X)
 VOCAB_CM_EVENT(X)
 #undef X
 _Static_assert(HCA_PDATA_MAX >= VERBS_REP_PDATA_MAX, "private data fits");
-
-struct verbs_addr {
-	struct sockaddr_storage dst;
-	struct sockaddr_storage src;
-	bool has_src;
-};
 
 struct verbs_cq {
 	struct ibv_comp_channel *ch;	/* NULL when busy-polling */
@@ -151,103 +145,6 @@ static int verbs_set_nonblock(int fd)
 
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return verbs_errno();
-	return 0;
-}
-
-/* ---- addresses -------------------------------------------------------------------------- */
-
-/* "1.2.3.4" or "[v6]" into ss (port 0). */
-static int verbs_parse_ip(const char *s, struct sockaddr_storage *ss)
-{
-	char buf[INET6_ADDRSTRLEN + 1];
-	size_t n = strlen(s);
-
-	memset(ss, 0, sizeof(*ss));
-	if (n > 2 && s[0] == '[' && s[n - 1] == ']') {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		if (n - 2 >= sizeof(buf))
-			return -EINVAL;
-		memcpy(buf, s + 1, n - 2);
-		buf[n - 2] = '\0';
-		s6->sin6_family = AF_INET6;
-		return inet_pton(AF_INET6, buf, &s6->sin6_addr) == 1 ? 0 : -EINVAL;
-	}
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-	s4->sin_family = AF_INET;
-	return inet_pton(AF_INET, s, &s4->sin_addr) == 1 ? 0 : -EINVAL;
-}
-
-/* Decimal 1..65535, digits only. */
-static int verbs_parse_port(const char *s, uint16_t *port)
-{
-	unsigned long v = 0;
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 5)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned long)(s[i] - '0');
-	}
-	if (v == 0 || v > 65535)
-		return -EINVAL;
-	*port = (uint16_t)v;
-	return 0;
-}
-
-/* "IP:PORT" or "[V6]:PORT"; s is modified. */
-static int verbs_parse_hostport(char *s, struct sockaddr_storage *ss)
-{
-	char *sep;
-	uint16_t port;
-
-	if (s[0] == '[') {
-		char *close = strchr(s, ']');
-
-		if (!close || close[1] != ':')
-			return -EINVAL;
-		sep = close + 1;
-	} else {
-		sep = strchr(s, ':');
-		if (!sep || strrchr(s, ':') != sep)
-			return -EINVAL;
-	}
-	*sep = '\0';
-	if (verbs_parse_port(sep + 1, &port) < 0 || verbs_parse_ip(s, ss) < 0)
-		return -EINVAL;
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-	return 0;
-}
-
-/* "DST:PORT" or (allow_src) "DST:PORT@SRC_IP"; both of one family. 0 or -EINVAL. */
-static int verbs_addr_parse(const char *addr, bool allow_src, struct verbs_addr *out)
-{
-	char buf[VERBS_ADDR_MAX];
-	char *at;
-
-	memset(out, 0, sizeof(*out));
-	if (!addr || strlen(addr) >= sizeof(buf))
-		return -EINVAL;
-	strcpy(buf, addr);
-	at = strchr(buf, '@');
-	if (at) {
-		if (!allow_src || strchr(at + 1, '@'))
-			return -EINVAL;
-		*at = '\0';
-		if (verbs_parse_ip(at + 1, &out->src) < 0)
-			return -EINVAL;
-		out->has_src = true;
-	}
-	if (verbs_parse_hostport(buf, &out->dst) < 0)
-		return -EINVAL;
-	if (out->has_src && out->src.ss_family != out->dst.ss_family)
-		return -EINVAL;
 	return 0;
 }
 
@@ -863,9 +760,9 @@ static int verbs_listen(hca_listener *l, const char *addr)
 {
 	struct verbs_world *vw = hca_world_priv(hca_listener_world(l));
 	struct verbs_listener *vl = NULL;
-	struct verbs_addr va;
+	struct addr_rdma va;
 	int one = 1;
-	int rc = verbs_addr_parse(addr, false, &va);
+	int rc = addr_parse(addr, false, &va);
 
 	if (rc < 0 || !vw)
 		return -EINVAL;
@@ -950,7 +847,7 @@ static void verbs_listener_close(hca_listener *l)
 
 /* ---- backend ops: endpoints ----------------------------------------------------------------- */
 
-static int verbs_resolve(struct verbs_ep *e, struct verbs_addr *va)
+static int verbs_resolve(struct verbs_ep *e, struct addr_rdma *va)
 {
 	const uint64_t wait_ms = VERBS_RESOLVE_TIMEOUT_MS + VERBS_RESOLVE_SLACK_MS;
 	int rc;
@@ -969,9 +866,9 @@ static int verbs_resolve(struct verbs_ep *e, struct verbs_addr *va)
 static int verbs_ep_create(hca_ep *ep, const char *addr)
 {
 	struct verbs_world *vw = hca_world_priv(hca_ep_world(ep));
-	struct verbs_addr va;
+	struct addr_rdma va;
 	struct verbs_ep *e;
-	int rc = verbs_addr_parse(addr, true, &va);
+	int rc = addr_parse(addr, true, &va);
 
 	if (rc < 0 || !vw)
 		return -EINVAL;

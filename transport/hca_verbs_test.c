@@ -620,24 +620,33 @@ static void check_ip(const struct sockaddr_storage *ss, int family, const char *
 
 static void test_addr_parse_good(void **state)
 {
-	struct verbs_addr a;
+	struct addr_rdma a;
 
 	(void)state;
-	assert_int_equal(verbs_addr_parse("198.18.0.1:29200", false, &a), 0);
+	assert_int_equal(addr_parse("198.18.0.1:29200", false, &a), 0);
 	check_ip(&a.dst, AF_INET, "198.18.0.1", 29200);
 	assert_false(a.has_src);
 
-	assert_int_equal(verbs_addr_parse("198.18.0.1:1@198.18.0.2", true, &a), 0);
+	assert_int_equal(addr_parse("198.18.0.1:1@198.18.0.2", true, &a), 0);
 	check_ip(&a.dst, AF_INET, "198.18.0.1", 1);
 	assert_true(a.has_src);
 	check_ip(&a.src, AF_INET, "198.18.0.2", 0);
 
-	assert_int_equal(verbs_addr_parse("[fe80::1]:65535", false, &a), 0);
+	assert_int_equal(addr_parse("[fe80::1]:65535", false, &a), 0);
 	check_ip(&a.dst, AF_INET6, "fe80::1", 65535);
 
-	assert_int_equal(verbs_addr_parse("[::1]:4791@[::2]", true, &a), 0);
+	assert_int_equal(addr_parse("[::1]:4791@[::2]", true, &a), 0);
 	check_ip(&a.dst, AF_INET6, "::1", 4791);
 	check_ip(&a.src, AF_INET6, "::2", 0);
+
+	/* QEMU's migration URI spelling */
+	assert_int_equal(addr_parse("rdma:198.18.0.1:29200", false, &a), 0);
+	check_ip(&a.dst, AF_INET, "198.18.0.1", 29200);
+	assert_false(a.has_src);
+	assert_int_equal(addr_parse("rdma:[fe80::1]:4444", false, &a), 0);
+	check_ip(&a.dst, AF_INET6, "fe80::1", 4444);
+	assert_int_equal(addr_parse("rdma:198.18.0.1:1@198.18.0.2", true, &a), 0);
+	check_ip(&a.src, AF_INET, "198.18.0.2", 0);
 }
 
 static void test_addr_parse_bad(void **state)
@@ -649,36 +658,37 @@ static void test_addr_parse_bad(void **state)
 		"::1:80", "[::1]80", "[::1:80", "[]:80", "[198.18.0.1]:80",
 		"198.18.0.1:80@", "198.18.0.1:80@198.18.0.2:5", "198.18.0.1:80@a@b",
 		"198.18.0.1:80@[::1]", "[::1]:80@198.18.0.2", "198.18.0.1:80 ",
-		"1.2.3.4:5:6",
+		"1.2.3.4:5:6", "rdma:", "rdma:198.18.0.1", "rdma:host:4444", "rdma:rdma:1.2.3.4:5",
+		"RDMA:1.2.3.4:5", "tcp:1.2.3.4:5", "rdma:[::1]:0", " rdma:1.2.3.4:5", "rdma: 1.2.3.4:5",
 	};
-	struct verbs_addr a;
-	char longer[VERBS_ADDR_MAX + 8];
+	struct addr_rdma a;
+	char longer[ADDR_MAX + 8];
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (verbs_addr_parse(bad[i], true, &a) != -EINVAL)
+		if (addr_parse(bad[i], true, &a) != -EINVAL)
 			fail_msg("accepted bad address \"%s\"", bad[i]);
 	}
-	assert_int_equal(verbs_addr_parse(NULL, true, &a), -EINVAL);
+	assert_int_equal(addr_parse(NULL, true, &a), -EINVAL);
 	/* a listener takes no source */
-	assert_int_equal(verbs_addr_parse("198.18.0.1:80@198.18.0.2", false, &a), -EINVAL);
+	assert_int_equal(addr_parse("198.18.0.1:80@198.18.0.2", false, &a), -EINVAL);
 	memset(longer, '1', sizeof(longer) - 1);
 	longer[sizeof(longer) - 1] = '\0';
-	assert_int_equal(verbs_addr_parse(longer, true, &a), -EINVAL);
+	assert_int_equal(addr_parse(longer, true, &a), -EINVAL);
 }
 
 static void test_sockaddr_eq(void **state)
 {
-	struct verbs_addr a, b;
+	struct addr_rdma a, b;
 
 	(void)state;
-	assert_int_equal(verbs_addr_parse("198.18.0.1:7@198.18.0.2", true, &a), 0);
-	assert_int_equal(verbs_addr_parse("198.18.0.1:7", false, &b), 0);
+	assert_int_equal(addr_parse("198.18.0.1:7@198.18.0.2", true, &a), 0);
+	assert_int_equal(addr_parse("198.18.0.1:7", false, &b), 0);
 	assert_true(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));
 	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&a.src));
-	assert_int_equal(verbs_addr_parse("198.18.0.1:8", false, &b), 0);
+	assert_int_equal(addr_parse("198.18.0.1:8", false, &b), 0);
 	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));	/* port */
-	assert_int_equal(verbs_addr_parse("[::1]:7", false, &b), 0);
+	assert_int_equal(addr_parse("[::1]:7", false, &b), 0);
 	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));	/* family */
 }
 
@@ -1109,25 +1119,25 @@ static void test_world_init_checks(void **state)
 
 static void test_addr_parse_limits(void **state)
 {
-	struct verbs_addr a;
-	char s[VERBS_ADDR_MAX];
+	struct addr_rdma a;
+	char s[ADDR_MAX];
 
 	(void)state;
 	/* the longest IPv6 text (45 characters) fits between the brackets */
-	assert_int_equal(verbs_addr_parse("[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:9",
+	assert_int_equal(addr_parse("[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:9",
 					  false, &a), 0);
 	check_ip(&a.dst, AF_INET6, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 9);
-	assert_int_equal(verbs_addr_parse("[::ffff:198.18.0.1]:29200", false, &a), 0);
+	assert_int_equal(addr_parse("[::ffff:198.18.0.1]:29200", false, &a), 0);
 	check_ip(&a.dst, AF_INET6, "::ffff:198.18.0.1", 29200);
 	/* 47 characters between the brackets: longer than any IPv6 address */
 	snprintf(s, sizeof(s), "[%s]:80", "0000:0000:0000:0000:0000:0000:0000:0000:0000:00");
 	assert_int_equal(strlen(s), 47 + 5);
-	assert_int_equal(verbs_addr_parse(s, false, &a), -EINVAL);
+	assert_int_equal(addr_parse(s, false, &a), -EINVAL);
 	/* a source that opens a bracket and never closes it */
-	assert_int_equal(verbs_addr_parse("[::1]:80@[::2", true, &a), -EINVAL);
-	assert_int_equal(verbs_addr_parse("198.18.0.1:80@[198.18.0.2", true, &a), -EINVAL);
+	assert_int_equal(addr_parse("[::1]:80@[::2", true, &a), -EINVAL);
+	assert_int_equal(addr_parse("198.18.0.1:80@[198.18.0.2", true, &a), -EINVAL);
 	/* long forms, written out in full, for both ends */
-	assert_int_equal(verbs_addr_parse("[0000:0000:0000:0000:0000:0000:0000:0001]:65535"
+	assert_int_equal(addr_parse("[0000:0000:0000:0000:0000:0000:0000:0001]:65535"
 					  "@[0000:0000:0000:0000:0000:0000:0000:0002]", true,
 					  &a), 0);
 	check_ip(&a.dst, AF_INET6, "::1", 65535);
@@ -1136,20 +1146,20 @@ static void test_addr_parse_limits(void **state)
 
 static void test_sockaddr_eq_ipv6_and_others(void **state)
 {
-	struct verbs_addr a, b;
+	struct addr_rdma a, b;
 	struct sockaddr_storage u1, u2;
 
 	(void)state;
-	assert_int_equal(verbs_addr_parse("[fe80::1]:7", false, &a), 0);
-	assert_int_equal(verbs_addr_parse("[fe80::1]:7", false, &b), 0);
+	assert_int_equal(addr_parse("[fe80::1]:7", false, &a), 0);
+	assert_int_equal(addr_parse("[fe80::1]:7", false, &b), 0);
 	assert_true(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));
-	assert_int_equal(verbs_addr_parse("[fe80::1]:8", false, &b), 0);
+	assert_int_equal(addr_parse("[fe80::1]:8", false, &b), 0);
 	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));	/* port */
-	assert_int_equal(verbs_addr_parse("[fe80::2]:7", false, &b), 0);
+	assert_int_equal(addr_parse("[fe80::2]:7", false, &b), 0);
 	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));	/* address */
 	/* IPv4: same port, other address */
-	assert_int_equal(verbs_addr_parse("198.18.0.1:7", false, &a), 0);
-	assert_int_equal(verbs_addr_parse("198.18.0.2:7", false, &b), 0);
+	assert_int_equal(addr_parse("198.18.0.1:7", false, &a), 0);
+	assert_int_equal(addr_parse("198.18.0.2:7", false, &b), 0);
 	assert_false(verbs_sockaddr_eq((void *)&a.dst, (void *)&b.dst));
 	/* neither IPv4 nor IPv6 (an id never bound): never equal, even to itself */
 	memset(&u1, 0, sizeof(u1));
