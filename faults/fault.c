@@ -316,8 +316,9 @@ static int take_probability(struct parser *p, double *out)
 		len++;
 	/* an exponent (1e-05, 2.5E+3), the form the formatter writes for small P */
 	const char *ex = p->s + p->pos + len;
-	size_t sign = ex[1] == '-' || ex[1] == '+';
-	if (len && (ex[0] == 'e' || ex[0] == 'E') && isdigit((unsigned char)ex[1 + sign])) {
+	bool e = ex[0] == 'e' || ex[0] == 'E';   /* ex[1] only after an 'e': ex[0] may end the text */
+	size_t sign = e && (ex[1] == '-' || ex[1] == '+');
+	if (len && e && isdigit((unsigned char)ex[1 + sign])) {
 		len += 1 + sign;
 		while (isdigit((unsigned char)p->s[p->pos + len]))
 			len++;

@@ -61,8 +61,8 @@ static inline const uint8_t *fz_bytes(struct fz *f, size_t n, size_t *len)
 	return p;
 }
 
-/* The input as a file: path of a file in this process's own temporary folder (made once,
- * removed at exit), holding exactly data[0..size). suffix: ".zst", ".scn", ... 
+/* The input as a file: path of a file in this process's own temporary folder (made once in
+ * /dev/shm, else $TMPDIR or /tmp; removed at exit), holding exactly data[0..size). suffix: ".zst", ".scn", ... 
  * NULL when it cannot be written (the harness then skips the input). */
 const char *fuzz_file(const char *suffix, const void *data, size_t size);
 
