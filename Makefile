@@ -138,6 +138,7 @@ fuzz-replay: $(FUZZ_REPLAY)
 fuzzers: $(FUZZ_BIN)
 
 fuzz:
+	$(Q)command -v clang >/dev/null || { echo "make fuzz: needs clang with libFuzzer (Debian: apt-get install clang)" >&2; exit 2; }
 	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CFLAGS='$(FUZZ_CFLAGS)' \
 	  EXTRA_CFLAGS=-Wno-string-conversion fuzzers
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BUILD) $(or $(FUZZ_ONLY),$(FUZZ_NAMES))
