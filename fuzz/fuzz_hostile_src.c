@@ -53,7 +53,7 @@ struct rig {
 
 static void open_rig(struct rig *r, bool pin_all)
 {
-	static const struct mem_block_spec src_guest[] = { { "peer.ram", 1 * MIB } };
+	static const struct mem_block_spec src_guest[] = { { "peer.ram", 64 * 1024 } };
 	memset(r, 0, sizeof *r);
 	struct proto_opts o;
 	proto_opts_defaults(&o);
