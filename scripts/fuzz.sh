@@ -11,6 +11,10 @@
 #   FUZZ_ARGS="..."  more libFuzzer options (e.g. -max_len=65536)
 set -u -o pipefail
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
+if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
+  sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0"
+  exit 0
+fi
 [ $# -ge 2 ] || die "usage: scripts/fuzz.sh BUILD NAME..."
 build=$1; shift
 secs=${FUZZ_SECONDS:-60}
