@@ -5,6 +5,7 @@
 #   make bench         benchmarks (ratios, peak memory), results in build/bench/
 #   make check-asan    unit tests + Bats (model lane) on an ASan+UBSan build (build-asan/)
 #   make check-valgrind  migbed's commands under valgrind memcheck (scripts/check-valgrind.sh)
+#   make fuzz FUZZ_SECONDS=N  every fuzz/ harness under libFuzzer (clang, build-fuzz/), N s each
 #   make coverage      whole suite on an instrumented build: lcov + HTML report, error-path map (build-cov/coverage/)
 #   make coverage-check  fail on a cause no test produces or coverage under coverage/thresholds
 #   make install PREFIX=/usr/local
@@ -26,7 +27,7 @@ Q        = $(if $(filter 1,$(V)),,@)
 # while parsing ran it before deps.sh: on a fresh machine the first build linked without
 # -libverbs -lrdmacm -lzstd.) Goals that build nothing don't need it and don't install anything.
 PKGS     = libibverbs librdmacm libzstd
-NO_PKG_GOALS = clean deps coverage coverage-check check-asan
+NO_PKG_GOALS = clean deps coverage coverage-check check-asan fuzz
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_PKG_GOALS),$(MAKECMDGOALS)),all),)
 include $(BUILD)/pkg.mk
 endif
@@ -55,7 +56,8 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN = $(TEST_SRC:%.c=$(BUILD)/test/%)
 
-.PHONY: all run deps check check-asan check-valgrind unit bats verbs bench coverage coverage-check install clean
+.PHONY: all run deps check check-asan check-valgrind unit bats verbs bench coverage coverage-check install \
+        clean fuzz fuzzers fuzz-replay
 all: $(BUILD)/migbed
 
 # The main job on a default: generate a small rand-set trace, migrate it through QEMU's RDMA
@@ -106,9 +108,46 @@ $(BUILD)/test/%: %.c $(BUILD)/libmigbed.a $(filter-out $(BUILD)/obj/cli/main.o,$
 unit: $(TEST_BIN)
 bats: $(BUILD)/migbed
 
-# The one test command: unit + Bats (model) + verbs lane; prints "N passed, N failed".
-check: $(BUILD)/migbed $(TEST_BIN)
-	$(Q)BUILD=$(BUILD) scripts/check.sh $(TEST_BIN)
+# Fuzz harnesses (fuzz/fuzz_NAME.c, docs/fuzzing.md). Built with $(CC) as plain binaries with
+# fuzz/replay.c's main(), $(BUILD)/fuzz/NAME replays fuzz/corpus/NAME and fuzz/regress/NAME once
+# (one TAP line; part of `make check`, no clang needed). `make fuzz` builds them with clang and
+# libFuzzer in $(FUZZ_BUILD) and runs each for FUZZ_SECONDS (scripts/fuzz.sh; FUZZ_ONLY="a b"
+# picks harnesses).
+FUZZ_SRC    = $(wildcard fuzz/fuzz_*.c)
+FUZZ_NAMES  = $(FUZZ_SRC:fuzz/fuzz_%.c=%)
+FUZZ_REPLAY = $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
+FUZZ_BIN    = $(FUZZ_NAMES:%=$(BUILD)/fuzzer/%)
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+# (clang's -Wstring-conversion flags sim/prng.c's assert(!"..."), gcc's idiom: off here)
+FUZZ_CFLAGS = -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+              -fno-omit-frame-pointer
+FUZZ_DEPS   = fuzz/common.c fuzz/fuzz.h $(BUILD)/libmigbed.a $(filter-out $(BUILD)/obj/cli/main.o,$(CLI_OBJ))
+FUZZ_LINK   = fuzz/common.c $(filter-out $(BUILD)/obj/cli/main.o,$(CLI_OBJ)) $(BUILD)/libmigbed.a $(LDLIBS)
+
+$(BUILD)/fuzz/%: fuzz/fuzz_%.c fuzz/replay.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZ-CC $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DFUZZ_NAME='"$*"' $(LDFLAGS) -o $@ $< fuzz/replay.c $(FUZZ_LINK)
+
+$(BUILD)/fuzzer/%: fuzz/fuzz_%.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  FUZZER  $<")
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(FUZZ_LINK)
+
+fuzz-replay: $(FUZZ_REPLAY)
+fuzzers: $(FUZZ_BIN)
+
+fuzz:
+	$(Q)command -v clang >/dev/null || { echo "make fuzz: needs clang with libFuzzer (Debian: apt-get install clang)" >&2; exit 2; }
+	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CFLAGS='$(FUZZ_CFLAGS)' \
+	  EXTRA_CFLAGS=-Wno-string-conversion fuzzers
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BUILD) $(or $(FUZZ_ONLY),$(FUZZ_NAMES))
+
+# The one test command: unit + fuzz corpus replay + Bats (model) + verbs lane; prints "N passed,
+# N failed".
+check: $(BUILD)/migbed $(TEST_BIN) $(FUZZ_REPLAY)
+	$(Q)BUILD=$(BUILD) scripts/check.sh $(TEST_BIN) $(FUZZ_REPLAY)
 
 # Sanitizer lane: the same unit tests and model Bats lane on an AddressSanitizer +
 # UndefinedBehaviorSanitizer build in its own folder; any finding (a UBSan one included:
@@ -144,6 +183,6 @@ install: $(BUILD)/migbed
 	cp -r docs $(DESTDIR)$(PREFIX)/share/migbed/
 
 clean:
-	rm -rf $(BUILD) build-cov $(ASAN_BUILD)
+	rm -rf $(BUILD) build-cov $(ASAN_BUILD) $(FUZZ_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

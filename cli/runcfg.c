@@ -1540,9 +1540,13 @@ static bool key_text(const struct key *k, const struct runcfg *c, char *buf, siz
 		return true;
 	case OT_TEXT: {   /* one line: a control character (from an option) as a space */
 		const char *t = f;
-		size_t i;
-		for (i = 0; t[i] && i + 1 < n; i++)
+		size_t i = 0;
+		while (*t && (iscntrl((unsigned char)*t) || isspace((unsigned char)*t)))
+			t++;   /* the reader trims what would lead: the text must read back as written */
+		for (; t[i] && i + 1 < n; i++)
 			buf[i] = iscntrl((unsigned char)t[i]) ? ' ' : t[i];
+		while (i > 0 && isspace((unsigned char)buf[i - 1]))
+			i--;
 		buf[i] = '\0';
 		return i > 0;
 	}

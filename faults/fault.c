@@ -316,8 +316,9 @@ static int take_probability(struct parser *p, double *out)
 		len++;
 	/* an exponent (1e-05, 2.5E+3), the form the formatter writes for small P */
 	const char *ex = p->s + p->pos + len;
-	size_t sign = ex[1] == '-' || ex[1] == '+';
-	if (len && (ex[0] == 'e' || ex[0] == 'E') && isdigit((unsigned char)ex[1 + sign])) {
+	bool e = ex[0] == 'e' || ex[0] == 'E';   /* ex[1] only after an 'e': ex[0] may end the text */
+	size_t sign = e && (ex[1] == '-' || ex[1] == '+');
+	if (len && e && isdigit((unsigned char)ex[1 + sign])) {
 		len += 1 + sign;
 		while (isdigit((unsigned char)p->s[p->pos + len]))
 			len++;
@@ -550,12 +551,31 @@ void fault_plan_free(fault_plan *p)
 	free(p);
 }
 
+/* The action's argument is one the grammar can write (fault_rule_format prints it by name; a
+ * number without one would print as "errno(?)", which no parser reads back). */
+static bool arg_fits(const struct fault_rule *r)
+{
+	switch (r->action) {
+	case FAULT_ACT_ERRNO:
+		return fault_errno_name(r->arg) != NULL;
+	case FAULT_ACT_STATUS:
+		return r->arg > VOCAB_WC_SUCCESS && r->arg < VOCAB_WC_STATUS_COUNT;
+	case FAULT_ACT_EVENT:
+		return r->arg >= 0 && r->arg < VOCAB_CM_EVENT_COUNT;
+	case FAULT_ACT_DELAY:
+		return r->delay_ns > 0;
+	default:
+		return true;
+	}
+}
+
 static bool rule_ok(const struct fault_rule *r)
 {
 	return (unsigned)r->site < FAULT_SITE_COUNT && (unsigned)r->side <= FAULT_SIDE_ANY && r->first >= 1 &&
 	       r->every >= 1 && r->probability > 0.0 && r->probability <= 1.0 &&
 	       fault_action_allowed(r->site, r->action) && r->delay_ns <= FAULT_MAX_DELAY_NS &&
-	       corrupt_fits(r);
+	       corrupt_fits(r) && arg_fits(r) && r->first <= FAULT_NUM_MAX && r->every <= FAULT_NUM_MAX &&
+	       r->max_fires <= FAULT_NUM_MAX && r->after_ns <= FAULT_MAX_DELAY_NS;   /* the parser's bounds */
 }
 
 int fault_plan_add(fault_plan *p, const struct fault_rule *r)

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "faults/fault.h"
@@ -173,6 +174,61 @@ static void test_format_parse_property(void **state)
 			fail_msg("'%s' does not parse back (first %llu every %llu max %llu p %.17g)", out,
 				 (unsigned long long)a.first, (unsigned long long)a.every,
 				 (unsigned long long)a.max_fires, a.probability);
+	}
+}
+
+/* A rule the plan takes is one the formatter can write and the parser read back (found by
+ * fuzz/fuzz_fault.c): an errno, status or event argument without a name (it formatted as
+ * "errno(?)") and counts or times past the parser's bounds are refused by fault_plan_add. */
+static void test_plan_takes_only_writable_rules(void **state)
+{
+	(void)state;
+	fault_plan *p;
+	struct fault_rule r;
+	assert_int_equal(fault_plan_new(1, &p), 0);
+	assert_int_equal(fault_rule_parse("reg_mr@dst -> errno(ENOMEM)", &r, NULL), 0);
+	assert_int_equal(fault_plan_add(p, &r), 0);
+	struct fault_rule bad = r;
+	bad.arg = 9999;   /* no errno name */
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	bad = r;
+	bad.max_fires = UINT64_C(1000000000001);
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	bad = r;
+	bad.first = UINT64_MAX;
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	bad = r;
+	bad.after_ns = FAULT_MAX_DELAY_NS + 1;
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	assert_int_equal(fault_rule_parse("wc.write@src -> status(REM_ACCESS_ERR)", &r, NULL), 0);
+	bad = r;
+	bad.arg = 0;   /* SUCCESS is no failure */
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	bad.arg = 10000;
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	assert_int_equal(fault_plan_n_rules(p), 1);
+	fault_plan_free(p);
+}
+
+/* A probability that ends the text: the parser once looked one byte past the terminating NUL
+ * for an exponent sign (ASan, fuzz/fuzz_fault.c). In a buffer of exactly the text's size, so
+ * make check-asan sees any read past it. */
+static void test_probability_at_the_end_of_the_text(void **state)
+{
+	(void)state;
+	static const char *const specs[] = { "reg_mr ~0.5", "reg_mr ~1e", "reg_mr ~1e-", "reg_mr ~0.5 -> errno(ENOMEM)" };
+	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+		size_t n = strlen(specs[i]) + 1;
+		char *exact = malloc(n);
+		assert_non_null(exact);
+		memcpy(exact, specs[i], n);
+		struct fault_rule r;
+		struct fault_parse_error e = { 0 };
+		int rc = fault_rule_parse(exact, &r, &e);
+		assert_int_equal(rc, i == 3 ? 0 : -EINVAL);
+		if (rc)
+			assert_true(e.msg[0] != '\0' && e.col >= 1 && e.col <= n);
+		free(exact);
 	}
 }
 
@@ -788,6 +844,8 @@ int main(void)
 		cmocka_unit_test(test_write_counts),
 		cmocka_unit_test(test_probability_exponents),
 		cmocka_unit_test(test_format_parse_property),
+		cmocka_unit_test(test_plan_takes_only_writable_rules),
+		cmocka_unit_test(test_probability_at_the_end_of_the_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

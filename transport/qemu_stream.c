@@ -868,6 +868,11 @@ static int w_mem_size(qemu_stream_writer *w, uint64_t word, struct stream_buf *o
 		if (nl == 0 || len == 0 || len > total - sum)
 			return w_fail(w, cx, "RAM block %zu: empty name or length 0x%llx past the total 0x%llx", n,
 				      (unsigned long long)len, (unsigned long long)total);
+		if (!name_ok(w_at(w) + at + 1, nl))   /* QEMU's reader (and this file's) refuses it */
+			return w_fail(w, cx, "RAM block %zu: name not printable ASCII", n);
+		for (size_t prev = 8; prev < at; prev += 1 + w_at(w)[prev] + 8)   /* so does a name twice */
+			if (w_at(w)[prev] == nl && !memcmp(w_at(w) + prev + 1, w_at(w) + at + 1, nl))
+				return w_fail(w, cx, "RAM block %zu: name listed twice", n);
 		sum += len;
 		at += 1 + nl + 8;
 		n++;

@@ -1518,8 +1518,11 @@ static void writer_crafted_block_lists_are_refused(void **state)
 	m_header(&b);
 	b8(&b, STREAM_RAM_START);
 	b64(&b, (STREAM_MAX_BLOCKS + 1) * 4096ull | STREAM_FLAG_MEM_SIZE);
-	for (int i = 0; i <= STREAM_MAX_BLOCKS; i++)
-		q_block(&b, "b", 4096);
+	for (int i = 0; i <= STREAM_MAX_BLOCKS; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "b%d", i);   /* distinct: a name twice is refused first */
+		q_block(&b, name, 4096);
+	}
 	writer_rejects(&b, "offset 9: more than 64 RAM blocks");
 	static const struct { const char *name; uint64_t len; const char *want; } blocks[] = {
 		{ "", 4096, "offset 9: RAM block 0: empty name or length 0x1000 past the total 0x1000" },
@@ -1534,6 +1537,20 @@ static void writer_crafted_block_lists_are_refused(void **state)
 		q_block(&b, blocks[i].name, blocks[i].len);
 		writer_rejects(&b, blocks[i].want);
 	}
+	/* block lists QEMU's reader refuses (fuzz/fuzz_stream.c: the writer once copied them) */
+	b.len = 0;
+	m_header(&b);
+	b8(&b, STREAM_RAM_START);
+	b64(&b, 4096 | STREAM_FLAG_MEM_SIZE);
+	q_block(&b, "r\x01m", 4096);
+	writer_rejects(&b, "offset 9: RAM block 0: name not printable ASCII");
+	b.len = 0;
+	m_header(&b);
+	b8(&b, STREAM_RAM_START);
+	b64(&b, 8192 | STREAM_FLAG_MEM_SIZE);
+	q_block(&b, "ram", 4096);
+	q_block(&b, "ram", 4096);
+	writer_rejects(&b, "offset 9: RAM block 1: name listed twice");
 	stream_buf_free(&b);
 }
 

@@ -296,9 +296,11 @@ uint64_t wire_chunk_start(uint64_t block_base, uint64_t idx, unsigned shift)
 
 uint64_t wire_chunk_end(uint64_t block_base, uint64_t block_len, uint64_t idx, unsigned shift)
 {
-	uint64_t end = wire_chunk_start(block_base, idx, shift) + (UINT64_C(1) << shift);
+	uint64_t start = wire_chunk_start(block_base, idx, shift);
 	uint64_t block_end = block_base + block_len;
-	return end < block_end ? end : block_end;
+	/* no start + chunk: a block at the top of the address space would wrap it */
+	return start < block_end && block_end - start > (UINT64_C(1) << shift) ? start + (UINT64_C(1) << shift)
+										 : block_end;
 }
 
 uint64_t wire_nb_chunks(uint64_t block_len, unsigned shift)

@@ -429,6 +429,17 @@ static void test_additional_chunks(void **state)
 	assert_true(wire_additional_chunks(3 * GiB + 1, 30) == 3);
 }
 
+/* A block that ends at the top of the address space: a chunk's end is the block's, not an
+ * address that wrapped past 2^64 (fuzz/fuzz_wire.c). */
+static void test_chunk_end_at_the_top(void **state)
+{
+	(void)state;
+	uint64_t base = UINT64_MAX - (1ull << 20) + 1 - 4096, len = (1ull << 20) + 4096;   /* ends at 2^64 - 1 */
+	assert_true(wire_chunk_end(base, len - 1, 0, 20) == base + (1ull << 20));
+	assert_true(wire_chunk_end(base, len - 1, 1, 20) == base + len - 1);
+	assert_true(wire_chunk_end(UINT64_MAX - 4095, 4095, 0, 20) == UINT64_MAX);
+}
+
 static void test_chunk_shift(void **state)
 {
 	(void)state;
@@ -588,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_nb_chunks),
 		cmocka_unit_test(test_additional_chunks),
 		cmocka_unit_test(test_chunk_shift),
+		cmocka_unit_test(test_chunk_end_at_the_top),
 		cmocka_unit_test(test_missing_arguments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
