@@ -126,11 +126,21 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
   [[ "$output" == *"(also --vm, stress-ng's name)"* ]]
   [[ "$output" == *"(also --vm-method rand-set, stress-ng's name)"* ]]
   cd "$BATS_TEST_TMPDIR"
-  run "$MIGBED" trace gen --vm 3 --vm-bytes 1m --vm-method rand-set --guest 4M --duration-ms 40 --seed 2 -o a.trace
+  [[ "$output" == *"(also --vm-bytes, stress-ng's name: the total over the workers, divided among them)"* ]]
+  # stress-ng 0.15 divides --vm-bytes among the workers (docs/record.md): 3M over 3 = 1M each
+  run "$MIGBED" trace gen --vm 3 --vm-bytes 3m --vm-method rand-set --guest 4M --duration-ms 40 --seed 2 -o a.trace
   [ "$status" -eq 0 ]
   run "$MIGBED" trace gen --workers 3 --worker-bytes 1M --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o b.trace
   [ "$status" -eq 0 ]
   cmp a.trace b.trace
+  # the last of --vm-bytes and --worker-bytes wins; less than a page each is refused
+  run "$MIGBED" trace gen --vm 3 --vm-bytes 3m --worker-bytes 1M --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o d.trace
+  [ "$status" -eq 0 ]
+  cmp b.trace d.trace
+  run "$MIGBED" trace gen --vm 4 --vm-bytes 8k --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o e.trace
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"less than a page each (stress-ng divides --vm-bytes among the --vm workers)"* ]]
+  [ ! -e e.trace ]
   printf 'vm = 3\nvm-bytes = 1M\nguest = 4M\nduration-ms = 40\n' >vm.scn
   run "$MIGBED" run vm.scn --quiet
   [ "$status" -eq 0 ]

@@ -462,7 +462,10 @@ static void test_other_spellings(void **state)
 	assert_int_equal(runcfg_set(&b->c, "vm-bytes", "1.5m", "--vm-bytes", &d), 0);
 	assert_int_equal(runcfg_set(&b->c, "dst-addr", "rdma:[::1]:4444", "--dst-addr", &d), 0);
 	assert_int_equal(b->c.gen.workers, 5);
-	assert_int_equal(b->c.gen.worker_bytes, 3u << 19);
+	assert_int_equal(b->c.gen.worker_bytes, 3u << 19);   /* the total until runcfg_finish divides it */
+	assert_true(b->c.worker_bytes_total);
+	assert_int_equal(runcfg_set(&b->c, "worker-bytes", "1m", "--worker-bytes", &d), 0);
+	assert_false(b->c.worker_bytes_total);                /* the last one wins */
 	assert_string_equal(b->c.dst_addr, "[::1]:4444");
 	assert_true(runcfg_given(&b->c, "workers"));
 	assert_int_equal(runcfg_set(&b->c, "vm-method", "rand-set", "--vm-method", &d), 0);

@@ -411,13 +411,16 @@ _Static_assert(sizeof otype_names / sizeof otype_names[0] == OT_RULE + 1, "a typ
  * only: the one value the alias may take (other values do not map). */
 static const struct alias {
 	const char *alias, *name, *whose, *only;
+	bool total;       /* the value is the workers' total (worker-bytes x workers): divided */
 } aliases[] = {
-	{ "x-rdma-chunk-size", "chunk-size", "QEMU's", NULL },       /* QEMU 11.1's parameter (bytes) */
-	{ "rdma-pin-all", "pin-all", "QEMU's", NULL },               /* the migration capability */
-	{ "downtime-limit", "downtime-limit-ms", "QEMU's", NULL },   /* the parameter, in ms as here */
-	{ "vm", "workers", "stress-ng's", NULL },                    /* --vm N: N workers */
-	{ "vm-bytes", "worker-bytes", "stress-ng's", NULL },         /* per worker, as stress-ng's */
-	{ "vm-method", "pattern", "stress-ng's", "rand-set" },       /* the one method modelled */
+	{ "x-rdma-chunk-size", "chunk-size", "QEMU's", NULL, false },       /* QEMU 11.1's parameter (bytes) */
+	{ "rdma-pin-all", "pin-all", "QEMU's", NULL, false },               /* the migration capability */
+	{ "downtime-limit", "downtime-limit-ms", "QEMU's", NULL, false },   /* the parameter, in ms as here */
+	{ "vm", "workers", "stress-ng's", NULL, false },                    /* --vm N: N workers */
+	/* stress-ng 0.15 divides --vm-bytes among the --vm workers (docs/record.md, measured:
+	 * --vm 4 --vm-bytes 64M holds 4 x 16 MiB): the total, divided in runcfg_finish */
+	{ "vm-bytes", "worker-bytes", "stress-ng's", NULL, true },
+	{ "vm-method", "pattern", "stress-ng's", "rand-set", false },       /* the one method modelled */
 };
 
 /* stress-ng's --vm options that have no meaning for a generated trace: refused by name. */
@@ -468,8 +471,9 @@ static void aliases_text(const char *name, char *buf, size_t n)
 		const struct alias *a = &aliases[i];
 		if (strcmp(a->name, name))
 			continue;
-		int w = snprintf(buf + len, n - len, " (also --%s%s%s, %s name)", a->alias, a->only ? " " : "",
-				 a->only ? a->only : "", a->whose);
+		int w = snprintf(buf + len, n - len, " (also --%s%s%s, %s name%s)", a->alias, a->only ? " " : "",
+				 a->only ? a->only : "", a->whose,
+				 a->total ? ": the total over the workers, divided among them" : "");
 		len += w > 0 ? (size_t)w : 0;
 	}
 }
@@ -778,6 +782,8 @@ int opts_set(unsigned cmd, struct runcfg *c, struct opts_extra *x, const char *k
 	int rc = set_value(k, &o, value, where, d);
 	if (rc == 0)
 		*g = true;
+	if (rc == 0 && c && k->tgt == TGT_RUN && k->off == offsetof(struct runcfg, gen.worker_bytes))
+		c->worker_bytes_total = al && al->total;   /* the last of --vm-bytes / --worker-bytes wins */
 	return rc;
 }
 
@@ -1172,6 +1178,16 @@ int opts_finish_gen(struct runcfg *c, struct diag *d)
 	c->gen.seed = c->seed;
 	if (!runcfg_given(c, "worker-bytes"))
 		c->gen.worker_bytes = tgen_default_worker_bytes(&c->gen);
+	else if (c->worker_bytes_total) {   /* stress-ng's --vm-bytes: the workers' total */
+		uint64_t each = c->gen.worker_bytes / (c->gen.workers ? c->gen.workers : 1);
+		each -= each % (c->gen.page_size ? c->gen.page_size : 4096);
+		if (!each)
+			return diag_set(d, "--vm-bytes %llu over %u workers is less than a page each (stress-ng divides "
+				       "--vm-bytes among the --vm workers)", (unsigned long long)c->gen.worker_bytes,
+				       (unsigned)c->gen.workers);
+		c->gen.worker_bytes = each;
+		c->worker_bytes_total = false;   /* done: finish may run again on the same config */
+	}
 	return tgen_validate(&c->gen, d) < 0 ? -EINVAL : 0;
 }
 

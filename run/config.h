@@ -22,6 +22,8 @@ struct runcfg {
 	char description[256];
 	char trace[1024];           /* "" = generate */
 	struct tgen_opts gen;
+	bool worker_bytes_total;    /* gen.worker_bytes came from --vm-bytes (stress-ng's): the
+	                             * workers' total, divided among them by runcfg_finish */
 	uint64_t chunk_bytes, dst_chunk_bytes;
 	bool pin_all, dst_pin_all;
 	enum hca_backend_kind backend;
