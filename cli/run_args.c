@@ -48,6 +48,16 @@ static int stdout_once(const struct runcfg *c, struct diag *d)
 	return 0;
 }
 
+bool run_args_skip_option(int argc, char **argv, int *i)
+{
+	if (argv[*i][0] != '-' || argv[*i][1] != '-')
+		return false;
+	const char *k = argv[*i] + 2;
+	if (!strchr(k, '=') && !runcfg_is_flag(k) && *i + 1 < argc)
+		++*i;
+	return true;
+}
+
 int run_parse_args(struct runcfg *c, struct diag *d, int argc, char **argv, void (*usage)(FILE *))
 {
 	const char *scenario = NULL;
@@ -56,12 +66,8 @@ int run_parse_args(struct runcfg *c, struct diag *d, int argc, char **argv, void
 			usage(stdout);
 			return 1;
 		}
-		if (argv[i][0] == '-' && argv[i][1] == '-') {
-			const char *k = argv[i] + 2;
-			if (!strchr(k, '=') && !runcfg_is_flag(k))
-				i++;
+		if (run_args_skip_option(argc, argv, &i))
 			continue;
-		}
 		if (argv[i][0] == '-')
 			return diag_set(d, "unknown option '%s' (see --help)", argv[i]);
 		if (scenario)

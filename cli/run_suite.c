@@ -230,13 +230,7 @@ bool run_suite_wanted(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--tap") || !strcmp(argv[i], "--junit") || !strncmp(argv[i], "--junit=", 8))
 			return true;
-		if (argv[i][0] == '-' && argv[i][1] == '-') {
-			const char *k = argv[i] + 2;
-			if (!strchr(k, '=') && !runcfg_is_flag(k))
-				i++;
-			continue;
-		}
-		if (argv[i][0] == '-')
+		if (run_args_skip_option(argc, argv, &i) || argv[i][0] == '-')
 			continue;
 		struct stat st;
 		if (!stat(argv[i], &st) && S_ISDIR(st.st_mode))
