@@ -34,6 +34,7 @@ static const struct subcmd subcmds[] = {
 	{ "replay", NULL, cmd_replay, "rerun a reproducer bundle (--bundle DIR): did it reproduce?" },
 	{ "shrink", NULL, cmd_shrink, "reduce a reproducer bundle by delta debugging while it fails the same way" },
 	{ "record", NULL, cmd_record, "record a real process's page-dirtying as a trace (soft-dirty bits)" },
+	{ "hw", NULL, cmd_hw, "hardware profiles of the cost model: list, show NAME, keys (docs/model.md)" },
 	{ "options", NULL, cmd_options, "print the one option table of every command (--markdown)" },
 };
 #define N_SUBCMDS (sizeof subcmds / sizeof subcmds[0])
