@@ -129,8 +129,8 @@ static void show_json(const char *name, const struct hw_profile *p)
 	json_string(stdout, p->path);
 	printf(",\"description\":");
 	json_string(stdout, p->description);
-	printf(",\"source\":");
-	json_string(stdout, p->source);
+	printf(",\"reference\":");
+	json_string(stdout, p->reference);
 	printf(",\"keys\":{");
 	for (size_t i = 0; i < hw_n_keys(); i++)
 		printf("%s\"%s\":%llu", i ? "," : "", hw_key_name(i), (unsigned long long)hw_key_get(&p->cost, i));

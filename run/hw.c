@@ -223,7 +223,7 @@ static int read_line(FILE *f, char *buf, size_t size)
 
 static int text_key(struct hw_profile *p, const char *k, const char *v, const char *where, struct diag *d)
 {
-	char *dst = !strcmp(k, "description") ? p->description : p->source;
+	char *dst = !strcmp(k, "description") ? p->description : p->reference;
 	if (strlen(v) >= HW_TEXT_MAX)
 		return diag_set(d, "%s: %s: longer than %d bytes", where, k, HW_TEXT_MAX - 1);
 	memcpy(dst, v, strlen(v) + 1);
@@ -243,8 +243,8 @@ static int load_line(struct hw_profile *p, char *line, const char *where, unsign
 	char *k = trim(s), *v = trim(eq + 1);
 	if (!*v)
 		return diag_set(d, "%s: key '%s' has no value", where, k);
-	bool text = !strcmp(k, "description") || !strcmp(k, "source");
-	int i = text ? (int)N_KEYS + (k[0] == 's') : key_index(k);
+	bool text = !strcmp(k, "description") || !strcmp(k, "reference");
+	int i = text ? (int)N_KEYS + (k[0] == 'r') : key_index(k);
 	if (i < 0)
 		return diag_set(d, "%s: unknown hardware key '%s' (see migbed hw keys)", where, k);
 	if (first[i])
@@ -301,8 +301,8 @@ void hw_write(FILE *f, const struct hw_profile *p)
 {
 	if (p->description[0])
 		fprintf(f, "description = %s\n", p->description);
-	if (p->source[0])
-		fprintf(f, "source = %s\n", p->source);
+	if (p->reference[0])
+		fprintf(f, "reference = %s\n", p->reference);
 	for (size_t i = 0; i < N_KEYS; i++)
 		fprintf(f, "%s = %llu\n", keys[i].name, (unsigned long long)hw_key_get(&p->cost, i));
 }

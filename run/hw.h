@@ -28,7 +28,7 @@ struct hw_profile {
 	struct hca_cost cost;
 	char path[HW_PATH_MAX];          /* the file it was read from ("" for the built-in default) */
 	char description[HW_TEXT_MAX];
-	char source[HW_TEXT_MAX];        /* where its values come from */
+	char reference[HW_TEXT_MAX];     /* where its values come from (key `reference`) */
 	bool given[HW_KEYS_MAX];         /* which cost keys the file (or a set) gave */
 };
 

@@ -143,7 +143,7 @@ static void test_write_reads_back(void **state)
 	struct hw_profile p, q;
 	struct diag d = { 0 };
 	(void)state;
-	assert_int_equal(hw_load_file(put("w.hw", "source = here\nlink-gbps = 400\nwait-running-us = 1\n"
+	assert_int_equal(hw_load_file(put("w.hw", "reference = here\nlink-gbps = 400\nwait-running-us = 1\n"
 						 "odp-fault-ns = 7\n"), &p, &d), 0);
 	char path[128];
 	snprintf(path, sizeof path, "%s/back.hw", dir);
@@ -153,7 +153,7 @@ static void test_write_reads_back(void **state)
 	fclose(f);
 	assert_int_equal(hw_load_file(path, &q, &d), 0);
 	assert_memory_equal(&p.cost, &q.cost, sizeof p.cost);
-	assert_string_equal(q.source, "here");
+	assert_string_equal(q.reference, "here");
 	for (size_t i = 0; i < hw_n_keys(); i++)   /* every key written, so every key given */
 		assert_true(q.given[i]);
 }
