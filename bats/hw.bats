@@ -167,3 +167,28 @@ err() { echo $(((($1 - $2) * 100) / $2)); }
   [ "$e" -ge 24 ]
   [ "$e" -le 34 ]
 }
+
+@test "calibrate: --help, bad tables exit 2 naming FILE:LINE, more keys than rows refused" {
+  run "$MIGBED" calibrate --help
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"--fit KEY,..."* ]]
+  run "$MIGBED" calibrate --fit wait-running-us
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--table and --fit are required"* ]]
+  printf 'chunk-size,total-time-ms\n1M,800\n4M,x\n' >bad.csv
+  run "$MIGBED" calibrate --table bad.csv --fit wait-running-us --guest 16M -o out.hw
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"bad.csv:3: total-time-ms: 'x' is not a number above 0"* ]]
+  [ ! -e out.hw ]
+  printf 'chunk,total\n1M,800\n' >hdr.csv
+  run "$MIGBED" calibrate --table hdr.csv --fit wait-running-us --guest 16M
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"hdr.csv:1: the header needs the columns chunk-size and total-time-ms"* ]]
+  printf 'chunk-size,total-time-ms,fit\n1M,800,1\n4M,400,0\n' >one.csv
+  run "$MIGBED" calibrate --table one.csv --fit wait-running-us,setup-ms --guest 16M
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"2 keys for 1 fitted rows: more parameters than data points"* ]]
+  run "$MIGBED" calibrate --table one.csv --fit no-such-key --guest 16M
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown hardware key 'no-such-key'"* ]]
+}

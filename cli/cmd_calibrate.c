@@ -6,7 +6,8 @@
  * fitted row: the run options given (a scenario, --hw, --hw-set, ...), the row's chunk size, the
  * candidate values as --hw-set. The objective is the sum over fitted rows of ln(model/measured)^2
  * of total time. The search works on ln(value), within each key's bounds, values rounded to whole
- * units before a run; it is deterministic (the model is, and the start and the simplex follow from
+ * units before a run, within [start / 100, start x 100] and the key's bounds, each run bounded by
+ * --max-time-ms = 4 x the longest measured time (a candidate a run fails with is a miss); it is deterministic (the model is, and the start and the simplex follow from
  * the profile: each key's value, 1000 of its unit where it is 0, a tenfold step per key) and bounded by --max-evals. It prints the fitted values, every row's error, which
  * orderings of the measured total times the model keeps, warns when a value sits at a bound, and
  * writes the profile (-o FILE: via FILE.tmp, renamed). */
@@ -15,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/run_args.h"
@@ -44,8 +46,10 @@ struct cal {
 	struct cal_row rows[CAL_ROWS_MAX];
 	char **run_argv;
 	int run_argc;
+	char max_time[48];       /* --max-time-ms=: 4 x the longest measured run, so a wild candidate ends */
 	unsigned evals;
 	struct hca_cost base;    /* the run options' costs: the start and the profile written */
+	bool progress;           /* standard error is a terminal (or MIGBED_PROGRESS=1) */
 };
 
 static void usage(FILE *f)
@@ -165,6 +169,10 @@ static int table_load(struct cal *k, struct diag *d)
 	fclose(f);
 	if (rc == 0 && k->n_fit == 0)
 		rc = diag_set(d, "%s: no row to fit", k->table);
+	double longest = 0;
+	for (size_t i = 0; i < k->n_rows; i++)
+		longest = fmax(longest, k->rows[i].total_ms);
+	snprintf(k->max_time, sizeof k->max_time, "--max-time-ms=%.0f", fmin(4 * longest + 1000, 86400000));
 	return rc;
 }
 
@@ -183,6 +191,7 @@ static int run_row(struct cal *k, struct cal_row *r, const uint64_t *v, struct d
 		argv[n++] = k->run_argv[i];
 	snprintf(cs, sizeof cs, "--chunk-size=%s", r->chunk);
 	argv[n++] = cs;
+	argv[n++] = k->max_time;
 	argv[n++] = "--quiet";
 	for (size_t i = 0; i < k->n_keys; i++) {
 		snprintf(sets[i], sizeof sets[i], "--hw-set=%s=%llu", hw_key_name((size_t)k->key_idx[i]),
@@ -226,6 +235,12 @@ static int evaluate(struct cal *k, const double *x, bool all, double *f, struct 
 	to_values(k, x, v);
 	*f = 0;
 	k->evals++;
+	if (k->progress) {
+		fprintf(stderr, "\rcalibrate: evaluation %u/%u:", k->evals, k->max_evals);
+		for (size_t i = 0; i < k->n_keys; i++)
+			fprintf(stderr, " %s=%llu", hw_key_name((size_t)k->key_idx[i]), (unsigned long long)v[i]);
+		fprintf(stderr, "\033[K");
+	}
 	for (size_t i = 0; i < k->n_rows; i++) {
 		struct cal_row *r = &k->rows[i];
 		if (!r->fit && !all)
@@ -335,6 +350,7 @@ static int parse_args(struct cal *k, int argc, char **argv)
 		return cli_usage_error("calibrate: out of memory");
 	k->run_argv[k->run_argc++] = "run";
 	k->max_evals = CAL_EVALS_DEFAULT;
+	k->progress = isatty(STDERR_FILENO) || (getenv("MIGBED_PROGRESS") && !strcmp(getenv("MIGBED_PROGRESS"), "1"));
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		bool has = i + 1 < argc;
@@ -483,18 +499,19 @@ static int start(struct cal *k, double x[CAL_KEYS_MAX + 1][CAL_KEYS_MAX], struct
 		uint64_t v = hw_key_get(&k->base, idx);
 		struct hca_cost probe = k->base;
 		struct diag dd = { 0 };
-		k->lo[i] = 0;   /* ln 1: a whole unit */
-		k->hi[i] = log(1e12);
-		for (double e = 12; e >= 0; e--) {   /* the key's upper bound, as hw_set takes it */
+		double v0 = v ? (double)v : 1000.0;
+		k->lo[i] = log(v0 / 100) > 0 ? log(v0 / 100) : 0;   /* a whole unit at least */
+		k->hi[i] = log(v0 * 100);
+		for (double e = 12; e >= 0; e--) {   /* and the key's upper bound, as hw_set takes it */
 			char val[32];
 			snprintf(val, sizeof val, "%.0f", pow(10, e));
 			if (hw_set(&probe, hw_key_name(idx), val, "", &dd) == 0) {
-				k->hi[i] = log(pow(10, e));
+				k->hi[i] = fmin(k->hi[i], log(pow(10, e)));
 				break;
 			}
 		}
 		for (size_t p = 0; p <= k->n_keys; p++)
-			x[p][i] = log(v ? (double)v : 1000.0) + (p == i + 1 ? log(10.0) : 0);
+			x[p][i] = log(v0) + (p == i + 1 ? log(10.0) : 0);
 	}
 	return 0;
 }
@@ -526,6 +543,8 @@ int cmd_calibrate(int argc, char **argv)
 	for (size_t i = 1; i <= k->n_keys; i++)
 		best = fx[i] < fx[best] ? i : best;
 	to_values(k, x[best], v);
+	if (k->progress)
+		fprintf(stderr, "\n");
 	if (evaluate(k, x[best], true, &f, &d)) {   /* every row, the predicted ones too */
 		cli_usage_error("calibrate: %s", d.msg);
 		goto out;
