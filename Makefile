@@ -180,7 +180,7 @@ install: $(BUILD)/migbed
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/migbed
 	install -m 755 $(BUILD)/migbed $(DESTDIR)$(PREFIX)/bin/migbed
 	install -m 644 $(BUILD)/libmigbed.a $(DESTDIR)$(PREFIX)/lib/libmigbed.a
-	cp -r docs $(DESTDIR)$(PREFIX)/share/migbed/
+	cp -r docs hw $(DESTDIR)$(PREFIX)/share/migbed/
 
 clean:
 	rm -rf $(BUILD) build-cov $(ASAN_BUILD) $(FUZZ_BUILD)

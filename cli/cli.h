@@ -30,6 +30,8 @@ int cmd_replay(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_hw(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 /* Print "migbed: <msg>" to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

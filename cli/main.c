@@ -36,6 +36,8 @@ static const struct subcmd subcmds[] = {
 	{ "shrink", NULL, cmd_shrink, "reduce a reproducer bundle by delta debugging while it fails the same way" },
 	{ "record", NULL, cmd_record, "record a real process's page-dirtying as a trace (soft-dirty bits)" },
 	{ "timeline", NULL, cmd_timeline, "an event log (run --events) as a Chrome/Perfetto trace to look at" },
+	{ "hw", NULL, cmd_hw, "hardware profiles of the cost model: list, show NAME, keys (docs/model.md)" },
+	{ "calibrate", NULL, cmd_calibrate, "fit hardware-profile keys to measured runs (bounded Nelder-Mead on the model)" },
 	{ "options", NULL, cmd_options, "print the one option table of every command (--markdown)" },
 };
 #define N_SUBCMDS (sizeof subcmds / sizeof subcmds[0])

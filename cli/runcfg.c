@@ -14,6 +14,7 @@
 #include "run/swarm.h"
 #include "vocab/cause.h"
 #include "sim/size.h"
+#include "run/hw.h"
 #include "run/torture.h"
 #include "transport/addr.h"
 #include "transport/wire.h"
@@ -164,6 +165,22 @@ static int set_odp_fault(struct opts_dst *o, const char *v, uint64_t x, const ch
 	return 0;
 }
 static int set_qemu_expect(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+/* hw-set KEY=VALUE: checked now (the error names the key), kept as text, applied over the
+ * profile by runcfg_finish. */
+static int set_hw_set(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	struct hca_cost scratch;
+	(void)x;
+	hca_cost_defaults(&scratch);
+	if (hw_set_pair(&scratch, v, w, d))
+		return -EINVAL;
+	if (o->c->n_hw_set == RUNCFG_MAX_HW_SET)
+		return diag_set(d, "%s: more than %d hw-set values", w, RUNCFG_MAX_HW_SET);
+	if (strlen(v) >= RUNCFG_HW_SET_MAX)
+		return diag_set(d, "%s: '%s' is longer than %d bytes", w, v, RUNCFG_HW_SET_MAX - 1);
+	snprintf(o->c->hw_set[o->c->n_hw_set++], RUNCFG_HW_SET_MAX, "%s", v);
+	return 0;
+}
 static int set_fault(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_fired(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_expect_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
@@ -266,6 +283,10 @@ static const struct key keys[] = {
 	{ .name = "odp-fault-us", .arg = "N", .type = OT_U64, .lo = 0, .hi = 1000000, .noun = "a time in microseconds",
 	  .dflt_fn = dflt_odp_fault, .exact = true, .unit = "us", .cmds = C_RUNS, .set = set_odp_fault,
 	  .help = "modelled ODP fault-in time per 4 KiB page, while the requester retries RNR NAKs" },
+	{ .name = "hw", .arg = "NAME|FILE", .type = OT_TEXT, .dflt = "none: the model's built-in costs", .cmds = C_RUNS,
+	  RUNF(hw), .help = "hardware profile: the cost model's parameters, hw/NAME.hw or a file (migbed hw list; docs/model.md); link-gbps, latency-us, reg-us-per-gib, odp-fault-us given as well override it" },
+	{ .name = "hw-set", .arg = "KEY=VALUE", .type = OT_RULE, .cmds = C_RUNS, .set = set_hw_set,
+	  .help = "override one hardware-profile key, over --hw (repeatable; migbed hw keys)" },
 	{ .name = "dst-layout", .arg = "FILE", .type = OT_TEXT, .dflt = "the run's trace", .cmds = C_RUNS,
 	  RUNF(dst_layout), .help = "a trace whose header (page size, blocks) is the destination's RAM layout" },
 	{ .name = "qemu-stream", .arg = "BOOL", .type = OT_BOOL, .dflt = "false", .exact = true, .cmds = C_RUNS,
@@ -821,6 +842,7 @@ static int set_reg(struct opts_dst *o, const char *v, uint64_t x, const char *w,
 {
 	(void)v, (void)w, (void)d;
 	o->c->cost.reg_per_page_ns = x * 1000 / PAGES_PER_GIB;
+	o->c->cost.dst_reg_per_page_ns = o->c->cost.reg_per_page_ns;   /* both sides, as before hw */
 	return 0;
 }
 static int set_backend(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
@@ -1331,8 +1353,11 @@ static void resolve_path(char *path, size_t size, const char *scenario)
 
 static void resolve_trace(struct runcfg *c, const char *scenario)
 {
+	size_t hl = strlen(c->hw);
 	resolve_path(c->trace, sizeof c->trace, scenario);
 	resolve_path(c->dst_layout, sizeof c->dst_layout, scenario);
+	if (strchr(c->hw, '/') || (hl > 3 && !strcmp(c->hw + hl - 3, ".hw")))   /* a file, not a name */
+		resolve_path(c->hw, sizeof c->hw, scenario);
 }
 
 /* One line of a scenario into buf (without its newline), bounded: 1 a line, 0 the end,
@@ -1395,7 +1420,7 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 			break;
 		}
 		size_t i = (size_t)(row - keys);
-		if (first[i] && strcmp(k, "fault") != 0) {   /* fault lines add up; any other key is given once */
+		if (first[i] && strcmp(k, "fault") != 0 && strcmp(k, "hw-set") != 0) {   /* fault, hw-set lines add up */
 			rc = diag_set(d, "%s: key '%s' given twice (first on line %lu)", where, k, first[i]);
 			break;
 		}
@@ -1427,8 +1452,42 @@ static int impl_check(const struct runcfg *c, bool src, struct diag *d)
 	return 0;
 }
 
+/* The cost model: the built-in defaults, the hw profile over them, hw-set over that, and the
+ * cost options given (link-gbps, ...) over all. Without hw and hw-set nothing changes (every
+ * existing run stays byte for byte the same). Idempotent. */
+static int apply_hw(struct runcfg *c, struct diag *d)
+{
+	struct hw_profile *p;
+	int rc = 0;
+	if (!c->hw[0] && !c->n_hw_set)
+		return 0;
+	if (!(p = calloc(1, sizeof *p)))
+		return diag_set(d, "hw: out of memory");
+	hca_cost_defaults(&p->cost);
+	if (c->hw[0])
+		rc = hw_load(c->hw, p, d) ? -EINVAL : 0;
+	for (int i = 0; rc == 0 && i < c->n_hw_set; i++)
+		rc = hw_set_pair(&p->cost, c->hw_set[i], "hw-set", d);
+	if (rc == 0) {
+		struct hca_cost *t = &p->cost;
+		if (runcfg_given(c, "link-gbps"))
+			t->link_bytes_per_s = c->cost.link_bytes_per_s;
+		if (runcfg_given(c, "latency-us"))
+			t->msg_latency_ns = c->cost.msg_latency_ns;
+		if (runcfg_given(c, "reg-us-per-gib"))
+			t->reg_per_page_ns = t->dst_reg_per_page_ns = c->cost.reg_per_page_ns;
+		if (runcfg_given(c, "odp-fault-us"))
+			t->odp_fault_ns = c->cost.odp_fault_ns;
+		c->cost = *t;
+	}
+	free(p);
+	return rc;
+}
+
 int runcfg_finish(struct runcfg *c, struct diag *d)
 {
+	if (apply_hw(c, d))
+		return -EINVAL;
 	if (!runcfg_given(c, "dst-chunk-size"))   /* a QEMU before 11.1 has no setting: 1M */
 		c->dst_chunk_bytes = proto_profile(c->dst_impl)->chunk_param ? c->chunk_bytes : 1u << 20;
 	if (c->n_expect_fired && !c->n_faults)
@@ -1589,6 +1648,19 @@ static bool gen_key_applies(const struct key *k, const struct runcfg *c)
 	return !c->trace[0] && (!k->pat[0] || !strcmp(k->pat, tgen_pattern_name(c->gen.pattern)));
 }
 
+/* A cost key not given whose value came from hw or hw-set: written back as hw and hw-set
+ * (its own line would override them, and reg-us-per-gib rounds). */
+static bool hw_derived(const struct key *k, const struct runcfg *c)
+{
+	static const char *const cost_keys[] = { "link-gbps", "latency-us", "reg-us-per-gib", "odp-fault-us" };
+	if (!c->hw[0] && !c->n_hw_set)
+		return false;
+	for (size_t i = 0; i < sizeof cost_keys / sizeof cost_keys[0]; i++)
+		if (!strcmp(k->name, cost_keys[i]))
+			return !c->given[k - keys];
+	return false;
+}
+
 void runcfg_write_scenario(FILE *f, const struct runcfg *c)
 {
 	char v[1100];
@@ -1601,6 +1673,11 @@ void runcfg_write_scenario(FILE *f, const struct runcfg *c)
 		if (!strcmp(k->name, "fault"))
 			for (int r = 0; r < c->n_faults; r++)
 				fprintf(f, "fault = %s\n", c->faults[r]);
+		else if (!strcmp(k->name, "hw-set"))
+			for (int r = 0; r < c->n_hw_set; r++)
+				fprintf(f, "hw-set = %s\n", c->hw_set[r]);
+		else if (hw_derived(k, c))
+			continue;
 		else if (!scenario_skips(k) && key_text(k, c, v, sizeof v))
 			fprintf(f, "%s = %s\n", k->name, v);
 	}

@@ -15,6 +15,8 @@
 
 #define RUNCFG_MAX_EXPECT 8
 #define RUNCFG_MAX_FAULTS 16
+#define RUNCFG_MAX_HW_SET 16
+#define RUNCFG_HW_SET_MAX 96
 #define RUNCFG_MAX_KEYS 96          /* rows of cli/runcfg.c's option table, at most */
 
 struct runcfg {
@@ -28,7 +30,10 @@ struct runcfg {
 	bool pin_all, dst_pin_all;
 	enum hca_backend_kind backend;
 	enum mem_repr repr;
-	struct hca_cost cost;
+	struct hca_cost cost;                 /* after runcfg_finish: the model's, hw's, hw-set's, the options' */
+	char hw[1024];                        /* hw = NAME|FILE: a hardware profile (run/hw.h), "" = none */
+	char hw_set[RUNCFG_MAX_HW_SET][RUNCFG_HW_SET_MAX];   /* hw-set = KEY=VALUE, in order */
+	int n_hw_set;
 	struct engine_opts eng;
 	uint64_t wait_timeout_ms;
 	uint64_t seed;

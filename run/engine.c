@@ -405,9 +405,14 @@ static int put_header(struct eng *e)
 static int setup(struct eng *e, const char *dst_addr)
 {
 	int rc;
+	uint64_t setup_ns = hca_world_cost(e->w)->setup_ns;
 	e->vm_running = true;
 	if ((rc = trace_apply(e)))
 		return ENGINE_INPUT_ERROR;
+	if (setup_ns) {   /* docs/model.md, 'Setup': QEMU's setup before the first RAM page */
+		evlog_emit(e->ev, "sim", "setup_cost", "ns=%llu", (unsigned long long)setup_ns);
+		hca_spend(e->w, setup_ns);
+	}
 	if ((rc = proto_src_connect(e->ps, dst_addr)))
 		return rc;
 	if ((rc = put_header(e)) || (rc = proto_src_reg_start(e->ps)) || (rc = proto_src_reg_stop(e->ps, true)) ||
@@ -526,6 +531,7 @@ static int completion(struct eng *e, uint64_t *downtime_start)
 		return ENGINE_INPUT_ERROR;
 	*downtime_start = now(e);
 	e->vm_running = false;
+	proto_src_set_guest_stopped(e->ps, true);
 	uint64_t before = transferred(e);
 	evlog_emit(e->ev, "sim", "vm_stop", "pending_pages=%llu", (unsigned long long)pending_pages(e));
 	bitmap_sync(e, false);

@@ -19,6 +19,9 @@
 #   swarm         migbed swarm on the model (issue 15): runs per second per core (CPU time) of
 #                 seeds 1..BENCH_SWARM_SEEDS (400) in one process, and of the seeds among them whose
 #                 plan has a 256 MiB guest, each as its own `migbed swarm --seeds N` (target >= 50)
+#   seed-bf3      the seed's 8 GiB workload on the cx7-bf3 profile (docs/model.md): the 5-chunk
+#                 sweep's wall time, and each row's model time and Mb/s against the seed table
+#                 (measured, model, error; 64M and 128M are predictions, nothing was measured)
 #   verbs-wire    (in the soft-RoCE VM) migbed's RDMA WRITE throughput in a migration vs
 #                 ib_write_bw on the same devices and message size: the ratio (issue 4)
 # BENCH_ONLY=name runs one of them.
@@ -176,6 +179,30 @@ if [ -z "$only" ] || [ "$only" = swarm ]; then
   per256=$(awk -v n="$nbig" -v c="$cpu256" -v z="$cpunop" 'BEGIN{printf "%.1f", (c > z) ? n / (c - z) : 0}')
   log "swarm: seeds 1..$n in one process: wall $wall s, cpu $cpu s: $all runs/s/core; the $nbig seeds with a 256 MiB guest, one process each: cpu $cpu256 s less $cpunop s of as many 'swarm --help' processes: $per256 runs/s/core (target >= 50)"
   json+=("\"swarm\":{\"seeds\":$n,\"wall-s\":$wall,\"cpu-s\":$cpu,\"runs-per-cpu-s\":$all,\"seeds-256m\":$nbig,\"cpu-s-256m\":$cpu256,\"runs-per-cpu-s-256m\":$per256}")
+fi
+
+if [ -z "$only" ] || [ "$only" = seed-bf3 ]; then
+  measure seed "$M" sweep bats/scenarios/seed-bf3.scn --chunk-sizes 1M,32M,64M,128M,1G --json "$TMP/seed.json" ||
+    exit 1
+  log "seed-bf3: cx7-bf3 sweep of the seed workload (5 x 8 GiB): wall ${seed_s} s, peak RSS $((seed_kb / 1024)) MiB"
+  rows=()
+  while IFS=, read -r cs tm mb; do   # the measured rows (docs/data/seed-table.csv)
+    case $cs in '#'* | chunk-size) continue ;; esac
+    q=$(jq -r --arg cs "$cs" '.rows[] | select(.["chunk-size"] == ({"1M":1048576,"32M":33554432,"1G":1073741824}[$cs])) |
+      "\(.["total-time"]) \(.mbps)"' "$TMP/seed.json")
+    read -r mt mm <<<"$q"
+    et=$(awk -v a="$mt" -v b="$tm" 'BEGIN{printf "%+.0f", 100 * (a - b) / b}')
+    em=$(awk -v a="$mm" -v b="$mb" 'BEGIN{printf "%+.0f", 100 * (a - b) / b}')
+    log "  $cs: total measured $tm ms, model $mt ms ($et %); Mb/s measured $mb, model $mm ($em %)"
+    rows+=("\"$cs\":{\"measured-ms\":$tm,\"model-ms\":$mt,\"measured-mbps\":$mb,\"model-mbps\":$mm}")
+  done < <(cut -d, -f1-3 docs/data/seed-table.csv)
+  for cs in 64M 128M; do
+    n=$((${cs%M} * 1048576))
+    mt=$(jq -r --argjson n "$n" '.rows[] | select(.["chunk-size"] == $n) | .["total-time"]' "$TMP/seed.json")
+    log "  $cs: model $mt ms (a prediction: not measured)"
+    rows+=("\"$cs\":{\"model-ms\":$mt}")
+  done
+  json+=("\"seed-bf3\":{\"wall-s\":$seed_s,\"peak-rss-kib\":$seed_kb,$(IFS=,; echo "${rows[*]}")}")
 fi
 
 if [ -z "$only" ] || [ "$only" = verbs-wire ]; then

@@ -74,7 +74,14 @@ void hca_cost_defaults(struct hca_cost *c)
 	c->reg_per_page_ns = 60;
 	c->dereg_fixed_ns = 5000;
 	c->odp_fault_ns = 50000;
+	c->dst_reg_per_page_ns = c->reg_per_page_ns;
+	c->dst_zero_fill_per_page_ns = 0;
+	c->wait_running_ns = 0;
+	c->wait_stopped_ns = 0;
+	c->setup_ns = 0;
 }
+
+const struct hca_cost *hca_world_cost(const hca_world *w) { return &w->cost; }
 
 /* ---- accessors for backends --------------------------------------------------------------- */
 
@@ -639,20 +646,49 @@ static void mr_unlink(hca_mr *mr)
 	ep->w->n_mrs--;
 }
 
+static uint64_t pages_times(uint64_t pages, uint64_t per_page_ns)
+{
+	return pages > UINT64_MAX / (per_page_ns ? per_page_ns : 1) ? UINT64_MAX : pages * per_page_ns;
+}
+
 static uint64_t pages_cost_ns(const struct hca_cost *c, uint64_t addr, uint64_t len)
 {
 	uint64_t pages = (addr + len - 1) / HCA_PAGE_BYTES - addr / HCA_PAGE_BYTES + 1;
 
-	return pages > UINT64_MAX / (c->reg_per_page_ns ? c->reg_per_page_ns : 1) ? UINT64_MAX
-										   : pages * c->reg_per_page_ns;
+	return pages_times(pages, c->reg_per_page_ns);
 }
 
-/* An ODP registration pins nothing: no page walk (hca_advise_mr does it, if asked). */
-static uint64_t reg_cost_ns(const struct hca_cost *c, uint64_t addr, uint64_t len, int access)
+/* The destination's guest pages in [addr, addr + len) never written yet (all zero): the
+ * ones a pinning registration faults in and zero-fills (docs/model.md, 'Pinning'). Counted
+ * only when the rule is on; 0 outside guest RAM (a control buffer). */
+static uint64_t zero_pages(const hca_ep *ep, uint64_t addr, uint64_t len)
 {
+	size_t b;
+	uint64_t off, n = 0;
+
+	if (!ep->guest || mem_resolve(ep->guest, addr, len, &b, &off) != 0)
+		return 0;
+	uint64_t ps = mem_page_size(ep->guest), first = off / ps, last = (off + len - 1) / ps;
+	for (uint64_t p = first; p <= last; p++)
+		n += mem_pages_zero(ep->guest, b, p, 1);
+	return n * (ps / HCA_PAGE_BYTES ? ps / HCA_PAGE_BYTES : 1);
+}
+
+/* An ODP registration pins nothing: no page walk (hca_advise_mr does it, if asked). The
+ * destination pins at its own per-page cost, plus its zero-fill of never-touched pages. */
+static uint64_t reg_cost_ns(const hca_ep *ep, uint64_t addr, uint64_t len, int access)
+{
+	const struct hca_cost *c = &ep->w->cost;
+
 	if (access & HCA_ACCESS_ON_DEMAND)
 		return c->reg_fixed_ns;
-	return hca_sat_add(c->reg_fixed_ns, pages_cost_ns(c, addr, len));
+	if (ep->side != VOCAB_SIDE_DST)
+		return hca_sat_add(c->reg_fixed_ns, pages_cost_ns(c, addr, len));
+	uint64_t pages = (addr + len - 1) / HCA_PAGE_BYTES - addr / HCA_PAGE_BYTES + 1;
+	uint64_t t = hca_sat_add(c->reg_fixed_ns, pages_times(pages, c->dst_reg_per_page_ns));
+	if (c->dst_zero_fill_per_page_ns)
+		t = hca_sat_add(t, pages_times(zero_pages(ep, addr, len), c->dst_zero_fill_per_page_ns));
+	return t;
 }
 
 int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out)
@@ -690,7 +726,7 @@ int hca_reg_mr(hca_ep *ep, uint64_t addr, uint64_t len, int access, hca_mr **out
 	SLOG(ep->w, ep->side, "reg_mr", "%s len=%llu access=0x%x lkey=%s rkey=%s",
 	     where_str(ep, addr, len, wbuf, sizeof(wbuf)), (unsigned long long)len, access,
 	     hca_key_str(ep->w, mr->lkey, lbuf, sizeof(lbuf)), hca_key_str(ep->w, mr->rkey, rbuf, sizeof(rbuf)));
-	hca_wait_pass_time(ep->w, reg_cost_ns(&ep->w->cost, addr, len, access));
+	hca_wait_pass_time(ep->w, reg_cost_ns(ep, addr, len, access));
 	*out = mr;
 	return 0;
 }

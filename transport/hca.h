@@ -148,6 +148,15 @@ struct hca_cost {
 	uint64_t odp_fault_ns;      /* per 4 KiB page an ODP MR faults in under an RDMA WRITE
 				     * (the requester retrying RNR NAKs meanwhile); default 50000,
 				     * an assumption (docs/profiles.md, 'ODP destination memory') */
+	/* The rules of docs/model.md. Defaults keep the model as it was: 0 = off, and the
+	 * destination pins at the source's per-page cost. */
+	uint64_t dst_reg_per_page_ns;       /* destination's ibv_reg_mr per 4 KiB page; default 60 */
+	uint64_t dst_zero_fill_per_page_ns; /* destination, on top: per never-touched (zero) guest page
+					     * a pinning registration faults in and zero-fills; default 0 */
+	uint64_t wait_running_ns;   /* the source's every blocking control wait, guest running; default 0 */
+	uint64_t wait_stopped_ns;   /* the same with the guest stopped (the final round); default 0 */
+	uint64_t setup_ns;          /* migration setup before the first RAM page (reported in
+				     * setup-time); default 0 */
 };
 void hca_cost_defaults(struct hca_cost *c);
 
@@ -174,6 +183,11 @@ evlog *hca_world_evlog(hca_world *w);
 enum hca_backend_kind hca_world_kind(const hca_world *w);
 const char *hca_world_backend_name(const hca_world *w);
 int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg);
+/* The world's cost model (read only). */
+const struct hca_cost *hca_world_cost(const hca_world *w);
+/* Let d_ns of modelled CPU or scheduling time pass on the clock, unlogged (a cost rule of
+ * docs/model.md; the caller logs what it charges where that helps). Nothing when 0. */
+void hca_spend(hca_world *w, uint64_t d_ns);
 
 /* ---- the fault hook (docs/faults.md) ----------------------------------------------------
  * The seam asks the world's hook at every fallible call, identically on both backends: the

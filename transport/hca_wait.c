@@ -185,6 +185,13 @@ void hca_sleep(hca_world *w, uint64_t d_ns)
 	hca_wait_pass_time(w, d_ns);
 }
 
+void hca_spend(hca_world *w, uint64_t d_ns)
+{
+	assert(w);
+	if (d_ns)
+		hca_wait_pass_time(w, d_ns);
+}
+
 int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg)
 {
 	if (!w || !fn)

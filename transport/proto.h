@@ -116,6 +116,9 @@ int proto_src_await_peer(proto_src *s);
 /* Bytes counted as transferred so far (stream + RDMA, counted when posted). */
 uint64_t proto_src_transferred(const proto_src *s);
 bool proto_src_pin_all(const proto_src *s);
+/* The guest is stopped (the final round) or running: which blocking-wait cost applies
+ * (struct hca_cost wait_stopped_ns / wait_running_ns; docs/model.md). */
+void proto_src_set_guest_stopped(proto_src *s, bool stopped);
 /* The chunk size the source uses: its own, or the destination's after negotiation adapted it. */
 uint64_t proto_src_chunk_bytes(const proto_src *s);
 const struct proto_stats *proto_src_stats(const proto_src *s);

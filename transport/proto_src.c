@@ -59,6 +59,7 @@ struct proto_src {
 	bool swallowing;            /* proto_src_poll handles a failed completion: swallow it */
 	uint32_t file_repeat;       /* the QEMU FILE header's repeat (QEMU <= 8.1: stack bytes) */
 	uint64_t deadline_at_ns;    /* the whole migration's bound (o.deadline_ns after connect), 0 = none */
+	bool guest_stopped;         /* the final round: blocking waits cost wait_stopped_ns */
 };
 
 /* The side stopped (cx just recorded) after QEMU <= 8.1's save_page swallowed an earlier
@@ -548,6 +549,17 @@ static int wait_control_recv(proto_src *s, enum wire_slot slot, uint32_t want, s
 	return fail(s, CAUSE_UNEXPECTED_MESSAGE, "too many unexpected completions while waiting for %s", what);
 }
 
+/* The cost of one blocking control wait (docs/model.md, 'Blocking waits'): the migration
+ * thread sleeps and is woken when the completion comes; with the guest running it waits
+ * behind busy vCPUs. Charged before each of the exchange's waits; 0 (the default): nothing. */
+static void charge_wait(proto_src *s)
+{
+	const struct hca_cost *c = hca_world_cost(s->w);
+	hca_spend(s->w, s->guest_stopped ? c->wait_stopped_ns : c->wait_running_ns);
+}
+
+void proto_src_set_guest_stopped(proto_src *s, bool stopped) { s->guest_stopped = stopped; }
+
 /* exchange_send (docs/protocol.md, 'Credit discipline'): READY credit, pre-posted response
  * slot, SEND, response. The optional callback runs between the SEND and the response (pin-all
  * local registration). */
@@ -557,6 +569,7 @@ static int exchange_send(proto_src *s, uint32_t type, uint32_t repeat, const voi
 	struct wire_hdr h;
 	int rc;
 	if (s->ready_expected) {
+		charge_wait(s);
 		rc = wait_control_recv(s, WIRE_SLOT_READY, WIRE_READY, &h);
 		if (rc)
 			return rc;
@@ -570,10 +583,13 @@ static int exchange_send(proto_src *s, uint32_t type, uint32_t repeat, const voi
 		   wire_type_token(type), len, repeat);
 	if ((rc = noted(s, ctl_post_send(&s->ctl, type, repeat, data, len, &s->cx))))
 		return rc;
+	charge_wait(s);
 	if ((rc = wait_control_sent(s, type)))
 		return rc;
 	if (cb && (rc = cb(s)))
 		return rc;
+	if (resp)
+		charge_wait(s);
 	if (resp && (rc = wait_control_recv(s, WIRE_SLOT_DATA, resp, rh)))
 		return rc;
 	s->ready_expected = true;
