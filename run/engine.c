@@ -483,8 +483,12 @@ static int iterate(struct eng *e)
 			if (end > now(e))
 				hca_sleep(e->w, end - now(e));
 		} else if (sent == 0 && !e->have_bandwidth) {
-			/* clean and no measurement yet: let the first period pass */
-			hca_sleep(e->w, e->last_update_ns + COUNTER_PERIOD_MS * NS_PER_MS - now(e));
+			/* clean and no measurement yet: let the first period pass (if the round took
+			 * longer than the period, it has passed: a sleep of end - now would wrap and
+			 * throw the clock to its end, the stall the cost model's wait costs met) */
+			uint64_t end = e->last_update_ns + COUNTER_PERIOD_MS * NS_PER_MS;
+			if (end > now(e))
+				hca_sleep(e->w, end - now(e));
 		}
 		if ((rc = trace_apply(e)))
 			return ENGINE_INPUT_ERROR;
