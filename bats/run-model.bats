@@ -304,3 +304,14 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   [ "$status" -eq 2 ]
   [[ "$output" == *"--json - and --events - would both write to standard output: give one a file"* ]]
 }
+
+@test "verbs on a host without an RDMA device: exit 2, and the message says where to run it (the soft-RoCE VM, or topologies/setup)" {
+  run "$BATS_TEST_DIRNAME/../topologies/detect"
+  if [ "$status" -eq 0 ]; then skip "this host has an RDMA device"; fi
+  run "$MIGBED" run --backend verbs --guest 16M --quiet
+  echo "$output"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"cannot create the verbs backend: No such device: this host has no RDMA device"* ]]
+  [[ "$output" == *"topologies/vm/rxe-vm build/migbed ... --backend verbs"* ]]
+  [[ "$output" == *"topologies/setup"* ]]
+}

@@ -396,6 +396,11 @@ static int make_world(struct run *r)
 	if (r->c->backend == HCA_BACKEND_VERBS && r->role == ROLE_DST && (rc = apply_memlock(r)))
 		return rc;
 	rc = hca_world_new(r->c->backend, &r->c->cost, &vo, r->ev, &r->w);
+	if (rc == -ENODEV && r->c->backend == HCA_BACKEND_VERBS)
+		return diag_set(&r->d, "cannot create the verbs backend: %s: this host has no RDMA device "
+			       "(topologies/detect says what it finds). Run in the soft-RoCE VM: "
+			       "topologies/vm/rxe-vm build/migbed ... --backend verbs (README, 'Running on real "
+			       "RDMA'), or set up rxe here as root: topologies/setup", strerror(-rc));
 	if (rc)
 		return diag_set(&r->d, "cannot create the %s backend: %s",
 				r->c->backend == HCA_BACKEND_VERBS ? "verbs" : "model", strerror(-rc));
