@@ -179,7 +179,8 @@ setup() {
 # Seed 44 does not converge in its 30 s of virtual time: about 0.3 s of CPU here, well past a
 # 100 ms watchdog on any machine this runs on (a faster one would need a longer run).
 @test "the watchdog: a run past --watchdog-ms stops the swarm, exit 1, naming the seed and its replay" {
-  run "$MIGBED" swarm --seeds 44 --watchdog-ms 100 --json h.json
+  # seed 44's run hangs (the swarm's test hook): the watchdog must end it, however fast the machine
+  MIGBED_SWARM_TEST_HANG_SEED=44 run "$MIGBED" swarm --seeds 44 --watchdog-ms 100 --json h.json
   [ "$status" -eq 1 ]
   [[ "$output" == *"FINDING hang: seed 44 ran past --watchdog-ms 100"*"replay: migbed run --seed 44 "*"--bundle DIR"* ]]
   [ "$(ls)" = "" ]

@@ -308,6 +308,13 @@ static int before_run(void *arg, size_t k, const struct swarm_plan *p, const cha
 		fprintf(stderr, "\rswarm: %zu/%zu runs, %zu findings, %.0f runs/s\033[K", k, s->planned, s->t.findings,
 			t > 0 ? (double)k / t : 0.0);
 	watchdog_arm(s, p->seed, text);
+	/* A test hook, for the watchdog's own test: the run of seed MIGBED_SWARM_TEST_HANG_SEED
+	 * hangs here (until the watchdog's SIGALRM), so the test does not depend on how long a
+	 * real run takes on the machine it runs on. Never set outside bats/swarm.bats. */
+	const char *hang = getenv("MIGBED_SWARM_TEST_HANG_SEED");
+	if (hang && strtoull(hang, NULL, 10) == p->seed)
+		for (;;)
+			pause();
 	return 0;
 }
 
