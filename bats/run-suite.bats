@@ -4,6 +4,7 @@
 # by xmllint), JSON; exit 0/1/2; per-run outputs refused; bad input named, the others still run.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
   cd "$BATS_TEST_TMPDIR"
@@ -96,4 +97,22 @@ setup() {
   run "$MIGBED" run suite/a-completes.scn
   [ "$status" -eq 0 ]
   [[ "$output" == *"Migration status: completed"* ]]
+}
+
+@test "run DIR: --json - makes standard output the JSON alone (the lines go to standard error); with --tap it is refused; an option without its value is refused before any run; TAP's YAML is quoted" {
+  run --separate-stderr "$MIGBED" run suite/a-completes.scn suite/b-mismatch.scn --json -
+  [ "$status" -eq 0 ]
+  run jq -c .summary <<<"$output"
+  [ "$output" = '{"scenarios":2,"passed":2,"failed":0,"errors":0}' ]
+  run "$MIGBED" run suite --json - --tap
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--tap and --json - would both write to standard output"* ]]
+  run "$MIGBED" run suite --seed
+  [ "$status" -eq 2 ]
+  [ "$output" = "migbed: run: --seed needs a value" ]
+  cp bad.scn "suite/it's-bad.scn"
+  run "$MIGBED" run suite --tap
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"  file: 'suite/it''s-bad.scn'"* ]]
+  [[ "$output" == *"  result: 'suite/it''s-bad.scn:1: "* ]]
 }

@@ -4,6 +4,7 @@
 # bad input refused (exit 2, FILE:LINE, nothing written).
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
   cd "$BATS_TEST_TMPDIR"
@@ -128,4 +129,39 @@ SMALL=(--guest 64M --workers 2 --worker-bytes 8M --seed 3)
   [[ "$output" == *"bad.ev:1: not an event-log line"* ]]
   [ ! -e c.svg ]
   [ ! -e c.svg.tmp ]
+}
+
+@test "timeline: what cannot work is refused before anything is written (--events - or a FIFO, two outputs on stdout, a bad log to stdout, a failing gnuplot, a time past the clock's range)" {
+  run "$MIGBED" run "${SMALL[@]}" --events - --timeline tl.json --quiet
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--timeline reads the event log back after the run: --events - is not a regular file"* ]]
+  [ ! -e tl.json ]
+  mkfifo fifo
+  run "$MIGBED" run "${SMALL[@]}" --events fifo --timeline tl.json --quiet
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--events fifo is not a regular file"* ]]
+  run "$MIGBED" run "${SMALL[@]}" --json - --timeline - --quiet
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--json - and --timeline - would both write to standard output"* ]]
+  printf '0.000000000 src listen rc=0\nbad line\n' >bad.ev
+  run --separate-stderr "$MIGBED" timeline bad.ev -o -
+  [ "$status" -eq 2 ]
+  [ -z "$output" ]
+  [[ "$stderr" == *"bad.ev:2: not an event-log line"* ]]
+  printf '18446744079.000000000 sim round n=1\n' >far.ev
+  run "$MIGBED" timeline far.ev -o far.json
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"far.ev:1: not an event-log line"* ]]
+  # a gnuplot that fails: neither the picture nor the JSON is left
+  run "$MIGBED" run "${SMALL[@]}" --events ev --quiet
+  [ "$status" -eq 0 ]
+  mkdir fakebin
+  printf '#!/bin/sh\ncat >/dev/null\nexit 1\n' >fakebin/gnuplot
+  chmod +x fakebin/gnuplot
+  PATH="$PWD/fakebin:$PATH" run "$MIGBED" timeline ev -o keep.json --plot p.svg
+  echo "$output"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"gnuplot failed (exit status 1); nothing written"* ]]
+  [ ! -e keep.json ]
+  [ ! -e p.svg ]
 }

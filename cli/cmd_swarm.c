@@ -99,6 +99,8 @@ static int plan_config(void *arg, const struct swarm_plan *p, struct runcfg *c, 
 static char hang_msg[SWARM_CONFIG_MAX + 256];
 static size_t hang_len;
 static char hang_tmp[OUTFILE_PATH_MAX + 8];
+static char hang_scratch[PATH_MAX];        /* the determinism logs' folder, and its two logs */
+static char hang_logs[2][PATH_MAX + 16];
 
 static void on_alarm(int sig)
 {
@@ -107,6 +109,11 @@ static void on_alarm(int sig)
 	(void)w;
 	if (hang_tmp[0])
 		unlink(hang_tmp);
+	for (int i = 0; i < 2; i++)   /* unlink and rmdir are async-signal-safe */
+		if (hang_logs[i][0])
+			unlink(hang_logs[i]);
+	if (hang_scratch[0])
+		rmdir(hang_scratch);
 	_exit(CLI_EXIT_FAIL);
 }
 
@@ -381,6 +388,9 @@ static int swarm_go(struct swarm_cli *s)
 	s->lines = s->json.f == stdout ? stderr : stdout;
 	if (s->json.f && s->json.of.tmp[0])
 		snprintf(hang_tmp, sizeof hang_tmp, "%s", s->json.of.tmp);
+	snprintf(hang_scratch, sizeof hang_scratch, "%s", s->scratch);
+	for (int i = 0; i < 2; i++)   /* as run/swarm.c names them */
+		snprintf(hang_logs[i], sizeof hang_logs[i], "%s/events-%d.log", s->scratch, i);
 	snprintf(shard, sizeof shard, "%llu/%llu", (unsigned long long)s->x.shard_k, (unsigned long long)s->x.shard_n);
 	if (s->json.f) {
 		char seeds[48];

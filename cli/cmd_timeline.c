@@ -84,11 +84,7 @@ int cmd_timeline(int argc, char **argv)
 	if (plot && out_file_open(&probe, plot, &d))   /* refused before anything is written */
 		return cli_usage_error("timeline: %s", d.msg);
 	out_file_abort(&probe);
-	if (out && timeline_write(in, out, &d)) {
-		fprintf(stderr, "migbed: timeline: %s\n", d.msg);
-		return CLI_EXIT_USAGE;
-	}
-	if (plot && !out) {   /* the log checked first: a bad one is named, and gnuplot never runs */
+	{   /* the log checked first: a bad one is named, nothing is written, gnuplot never runs */
 		FILE *null = fopen("/dev/null", "w");
 		int rc = null ? timeline_plot_data(in, null, &d) : 0;
 		if (null)
@@ -97,6 +93,10 @@ int cmd_timeline(int argc, char **argv)
 			fprintf(stderr, "migbed: timeline: %s\n", d.msg);
 			return CLI_EXIT_USAGE;
 		}
+	}
+	if (out && timeline_write(in, out, &d)) {
+		fprintf(stderr, "migbed: timeline: %s\n", d.msg);
+		return CLI_EXIT_USAGE;
 	}
 	if (plot) {
 		struct plot_arg a = { .events = in, .title = in };
@@ -110,8 +110,11 @@ int cmd_timeline(int argc, char **argv)
 				unlink(out);
 			return CLI_EXIT_USAGE;
 		}
-		if (rc)
+		if (rc) {   /* nothing written: not the JSON either */
+			if (out && strcmp(out, "-"))
+				unlink(out);
 			return rc;
+		}
 	}
 	return CLI_EXIT_OK;
 }

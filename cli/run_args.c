@@ -35,7 +35,7 @@ static int stdout_once(const struct runcfg *c, struct diag *d)
 	const struct {
 		const char *name, *path;
 	} outs[] = { { "--json", c->json_path }, { "--events", c->events_path },
-		     { "--fault-counts", c->fault_counts_path } };
+		     { "--fault-counts", c->fault_counts_path }, { "--timeline", c->timeline_path } };
 	const char *first = NULL;
 	for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
 		if (strcmp(outs[i].path, "-"))

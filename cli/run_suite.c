@@ -142,6 +142,18 @@ out:
 	free(argv);
 }
 
+/* A YAML single-quoted scalar (a quote is doubled). */
+static void yaml_quoted(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; s && *s; s++) {
+		if (*s == '\'')
+			fputc('\'', f);
+		fputc(*s == '\n' ? ' ' : *s, f);
+	}
+	fputc('\'', f);
+}
+
 static void xml_text(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
@@ -284,8 +296,13 @@ int run_suite(int argc, char **argv)
 					goto out;
 				}
 			opts[nopt++] = argv[i];
-			if (!strchr(k, '=') && !runcfg_is_flag(k) && i + 1 < argc)
+			if (!strchr(k, '=') && !runcfg_is_flag(k)) {
+				if (i + 1 >= argc) {
+					code = cli_usage_error("run: %s needs a value", a);
+					goto out;
+				}
 				opts[nopt++] = argv[++i];
+			}
 		} else if (a[0] == '-') {
 			code = cli_usage_error("run: unknown option '%s' (see --help)", a);
 			goto out;
@@ -295,6 +312,12 @@ int run_suite(int argc, char **argv)
 	}
 	if (!n) {
 		code = cli_usage_error("run: --junit/--tap need scenarios: DIR or SCENARIO...");
+		goto out;
+	}
+	/* with --json -, standard output is the JSON alone: the lines go to standard error */
+	FILE *lf = json && !strcmp(json, "-") ? stderr : stdout;
+	if (tap && lf == stderr) {
+		code = cli_usage_error("run: --tap and --json - would both write to standard output: give --json a file");
 		goto out;
 	}
 	if ((junit && out_file_open(&jx, junit, &d)) || (json && out_file_open(&jj, json, &d))) {
@@ -329,15 +352,19 @@ int run_suite(int argc, char **argv)
 		const char *what = e[i].code == CLI_EXIT_USAGE ? e[i].detail : e[i].verdict;
 		if (tap) {
 			printf("%sok %zu - %s\n", e[i].code ? "not " : "", i + 1, e[i].name);
-			printf("  ---\n  file: '%s'\n  result: %s\n  seconds: %.3f\n  ...\n", e[i].file, what, e[i].secs);
+			fputs("  ---\n  file: ", stdout);
+			yaml_quoted(stdout, e[i].file);
+			fputs("\n  result: ", stdout);
+			yaml_quoted(stdout, what);
+			printf("\n  seconds: %.3f\n  ...\n", e[i].secs);
 		} else {
-			printf("%-5s %s: %s\n", e[i].code == CLI_EXIT_OK ? "ok" : e[i].code == CLI_EXIT_FAIL ? "FAIL" : "ERROR",
-			       e[i].name, what);
+			fprintf(lf, "%-5s %s: %s\n", e[i].code == CLI_EXIT_OK ? "ok" : e[i].code == CLI_EXIT_FAIL ? "FAIL" : "ERROR",
+				e[i].name, what);
 		}
 	}
 	double secs = now_s() - t0;
-	printf("%s%zu scenarios: %zu passed, %zu failed, %zu could not run (%.1f s)\n", tap ? "# " : "migbed: run: ", n,
-	       pass, fails, errs, secs);
+	fprintf(lf, "%s%zu scenarios: %zu passed, %zu failed, %zu could not run (%.1f s)\n", tap ? "# " : "migbed: run: ",
+		n, pass, fails, errs, secs);
 	if (jx.f)
 		write_junit(jx.f, e, n, fails, errs, secs);
 	if (jj.f)

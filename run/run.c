@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "faults/fault_hook.h"
@@ -365,6 +366,11 @@ static int make_world(struct run *r)
 	if (r->c->json_path[0] && out_file_open(&r->json, r->c->json_path, &r->d))
 		return -EINVAL;
 	const char *events = r->c->events_path[0] ? r->c->events_path : NULL;
+	struct stat est;
+	if (r->c->timeline_path[0] && events &&
+	    (!strcmp(events, "-") || (stat(events, &est) == 0 && !S_ISREG(est.st_mode))))
+		return diag_set(&r->d, "--timeline reads the event log back after the run: --events %s is not a "
+			       "regular file (give --events a file, or --timeline alone)", events);
 	if (r->c->timeline_path[0]) {
 		/* refused before anything runs if it cannot be written */
 		struct out_file probe = { 0 };

@@ -96,7 +96,7 @@ static bool parse_line(char *s, struct tl_line *l)
 		return false;
 	uint64_t sec = 0, ns = 0;
 	for (char *p = s; p < dot; p++) {
-		if (!isdigit((unsigned char)*p) || sec > UINT64_MAX / 10 / 1000000000ull)
+		if (!isdigit((unsigned char)*p) || sec > UINT64_MAX / 1000000000ull / 10)
 			return false;
 		sec = sec * 10 + (uint64_t)(*p - '0');
 	}
@@ -105,6 +105,8 @@ static bool parse_line(char *s, struct tl_line *l)
 			return false;
 		ns = ns * 10 + (uint64_t)(*p - '0');
 	}
+	if (sec > (UINT64_MAX - ns) / 1000000000ull)   /* past the clock's range */
+		return false;
 	l->ns = sec * 1000000000ull + ns;
 	l->nf = 0;
 	char *save = NULL;
@@ -239,7 +241,8 @@ static void on_sim(struct tl *t, const struct tl_line *l)
 		emit(t, "X", name, P_MIGRATION, T_PHASES, t->round_start_ns, since(t->round_start_ns, l->ns), l, NULL);
 		t->round_start_ns = l->ns;
 	} else if (!strcmp(e, "sleep")) {
-		t->round_start_ns = l->ns + field_u64(l, "ns");
+		uint64_t d = field_u64(l, "ns");
+		t->round_start_ns = d > UINT64_MAX - l->ns ? UINT64_MAX : l->ns + d;
 	} else if (!strcmp(e, "bitmap_sync")) {
 		snprintf(name, sizeof name, "bitmap sync %s", field(l, "n") ? field(l, "n") : "?");
 		emit(t, "i", name, P_MIGRATION, T_PHASES, l->ns, 0, l, "t");
