@@ -206,7 +206,24 @@ static void test_plan_takes_only_writable_rules(void **state)
 	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
 	bad.arg = 10000;
 	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
-	assert_int_equal(fault_plan_n_rules(p), 1);
+	bad = r;
+	bad.every = UINT64_C(1000000000001);   /* past the parser's bound (10^12), below the type's */
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	bad = r;
+	bad.first = UINT64_C(1000000000001);
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	assert_int_equal(fault_rule_parse("post_send@src -> event(DEVICE_REMOVAL)", &r, NULL), 0);
+	assert_int_equal(fault_plan_add(p, &r), 0);
+	bad = r;
+	bad.arg = -1;                    /* no CM event of that number: it formatted as "event(?)" */
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	bad.arg = VOCAB_CM_EVENT_COUNT;
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	assert_int_equal(fault_rule_parse("reg_mr@dst -> delay(1ms)", &r, NULL), 0);
+	bad = r;
+	bad.delay_ns = 0;                /* delay(0) is no delay the grammar writes */
+	assert_int_equal(fault_plan_add(p, &bad), -EINVAL);
+	assert_int_equal(fault_plan_n_rules(p), 2);
 	fault_plan_free(p);
 }
 
