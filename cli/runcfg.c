@@ -13,6 +13,7 @@
 
 #include "run/swarm.h"
 #include "vocab/cause.h"
+#include "sim/line.h"
 #include "sim/size.h"
 #include "run/hw.h"
 #include "run/torture.h"
@@ -1360,26 +1361,6 @@ static void resolve_trace(struct runcfg *c, const char *scenario)
 		resolve_path(c->hw, sizeof c->hw, scenario);
 }
 
-/* One line of a scenario into buf (without its newline), bounded: 1 a line, 0 the end,
- * -E2BIG longer than size - 2 bytes, -EILSEQ a NUL byte in it (fgets would cut the line
- * there, silently). */
-static int scenario_line(FILE *f, char *buf, size_t size)
-{
-	size_t n = 0;
-	int ch;
-	bool nul = false;
-	while ((ch = getc(f)) != EOF && ch != '\n') {
-		if (n >= size - 2)
-			return -E2BIG;
-		nul = nul || ch == '\0';
-		buf[n++] = (char)ch;
-	}
-	buf[n] = '\0';
-	if (ch == EOF && n == 0)
-		return 0;
-	return nul ? -EILSEQ : 1;
-}
-
 int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 {
 	FILE *f = fopen(path, "r");
@@ -1389,7 +1370,7 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 	char line[2048];
 	unsigned long lineno = 0, first[N_KEYS] = { 0 };   /* the line each key was given on */
 	int rc = 0, got;
-	while (rc == 0 && (got = scenario_line(f, line, sizeof line)) != 0) {
+	while (rc == 0 && (got = line_read(f, line, sizeof line)) != 0) {
 		lineno++;
 		char where[1100];
 		snprintf(where, sizeof where, "%s:%lu", path, lineno);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/line.h"
+
 /* A cost key: its field of struct hca_cost, in ns (or bytes/s) = value x mul. */
 struct hw_key {
 	const char *name;
@@ -204,23 +206,6 @@ int hw_find(const char *v, char *path, size_t n, struct diag *d)
 
 /* ---- reading a file ------------------------------------------------------------------------ */
 
-static int read_line(FILE *f, char *buf, size_t size)
-{
-	size_t n = 0;
-	int ch;
-	bool nul = false;
-	while ((ch = getc(f)) != EOF && ch != '\n') {
-		if (n >= size - 2)
-			return -E2BIG;
-		nul = nul || ch == '\0';
-		buf[n++] = (char)ch;
-	}
-	buf[n] = '\0';
-	if (ch == EOF && n == 0)
-		return 0;
-	return nul ? -EILSEQ : 1;
-}
-
 static int text_key(struct hw_profile *p, const char *k, const char *v, const char *where, struct diag *d)
 {
 	char *dst = !strcmp(k, "description") ? p->description : p->reference;
@@ -272,7 +257,7 @@ int hw_load_file(const char *path, struct hw_profile *out, struct diag *d)
 	}
 	hca_cost_defaults(&p->cost);
 	snprintf(p->path, sizeof p->path, "%s", path);
-	while (rc == 0 && (got = read_line(f, line, sizeof line)) != 0) {
+	while (rc == 0 && (got = line_read(f, line, sizeof line)) != 0) {
 		char where[HW_PATH_MAX + 24];
 		snprintf(where, sizeof where, "%s:%lu", path, ++lineno);
 		if (got < 0)

@@ -1,0 +1,21 @@
+#include "sim/line.h"
+
+#include <errno.h>
+#include <stdbool.h>
+
+int line_read(FILE *f, char *buf, size_t size)
+{
+	size_t n = 0;
+	int ch;
+	bool nul = false;
+	while ((ch = getc(f)) != EOF && ch != '\n') {
+		if (n >= size - 2)
+			return -E2BIG;
+		nul = nul || ch == '\0';
+		buf[n++] = (char)ch;
+	}
+	buf[n] = '\0';
+	if (ch == EOF && n == 0)
+		return 0;
+	return nul ? -EILSEQ : 1;
+}
