@@ -1262,7 +1262,6 @@ static int add_fault(struct runcfg *c, const char *v, const char *where, struct 
 	return 0;
 }
 
-static char *trim(char *s);
 
 /* expect-fired = N | >N [, N | >N ...]: one value for every rule, or a list in rule order. */
 static int set_expect_fired(struct runcfg *c, const char *v, const char *where, struct diag *d)
@@ -1277,9 +1276,9 @@ static int set_expect_fired(struct runcfg *c, const char *v, const char *where, 
 		next = strchr(tok, ',');
 		if (next)
 			*next++ = '\0';
-		tok = trim(tok);
+		tok = line_trim(tok);
 		bool more = tok[0] == '>';
-		char *num = trim(tok + more);
+		char *num = line_trim(tok + more);
 		uint64_t x;
 		if (n == RUNCFG_MAX_FAULTS)
 			return bad(d, where, "expect-fired", v, "a list of at most 16 values (one per fault rule)");
@@ -1328,16 +1327,6 @@ static int set_pause(struct runcfg *c, const char *v, const char *where, struct 
 	return 0;
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 /* A relative file path in a scenario is relative to the scenario's folder. */
 static void resolve_path(char *path, size_t size, const char *scenario)
 {
@@ -1379,7 +1368,7 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 					   : diag_set(d, "%s: a NUL byte in the line", where);
 			break;
 		}
-		char *s = trim(line);
+		char *s = line_trim(line);
 		if (!*s || *s == '#')
 			continue;
 		char *eq = strchr(s, '=');
@@ -1388,7 +1377,7 @@ int runcfg_load_scenario(struct runcfg *c, const char *path, struct diag *d)
 			break;
 		}
 		*eq = '\0';
-		char *k = trim(s), *v = trim(eq + 1);
+		char *k = line_trim(s), *v = line_trim(eq + 1);
 		if (!*v) {
 			rc = diag_set(d, "%s: key '%s' has no value", where, k);
 			break;

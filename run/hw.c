@@ -97,16 +97,6 @@ int hw_set(struct hca_cost *c, const char *key, const char *value, const char *w
 	return 0;
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
-
 int hw_set_pair(struct hca_cost *c, const char *pair, const char *where, struct diag *d)
 {
 	char buf[256];
@@ -115,7 +105,7 @@ int hw_set_pair(struct hca_cost *c, const char *pair, const char *where, struct 
 		return diag_set(d, "%s: '%s' is not KEY=VALUE (see migbed hw keys)", where, pair);
 	memcpy(buf, pair, strlen(pair) + 1);
 	buf[eq - pair] = '\0';
-	return hw_set(c, trim(buf), trim(buf + (eq - pair) + 1), where, d);
+	return hw_set(c, line_trim(buf), line_trim(buf + (eq - pair) + 1), where, d);
 }
 
 /* ---- finding a profile ------------------------------------------------------------------ */
@@ -218,14 +208,14 @@ static int text_key(struct hw_profile *p, const char *k, const char *v, const ch
 static int load_line(struct hw_profile *p, char *line, const char *where, unsigned long *first, unsigned long lineno,
 		     struct diag *d)
 {
-	char *s = trim(line);
+	char *s = line_trim(line);
 	if (!*s || *s == '#')
 		return 0;
 	char *eq = strchr(s, '=');
 	if (!eq)
 		return diag_set(d, "%s: expected 'key = value', got '%s'", where, s);
 	*eq = '\0';
-	char *k = trim(s), *v = trim(eq + 1);
+	char *k = line_trim(s), *v = line_trim(eq + 1);
 	if (!*v)
 		return diag_set(d, "%s: key '%s' has no value", where, k);
 	bool text = !strcmp(k, "description") || !strcmp(k, "reference");

@@ -1,6 +1,8 @@
 #include "sim/line.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <string.h>
 #include <stdbool.h>
 
 int line_read(FILE *f, char *buf, size_t size)
@@ -18,4 +20,14 @@ int line_read(FILE *f, char *buf, size_t size)
 	if (ch == EOF && n == 0)
 		return 0;
 	return nul ? -EILSEQ : 1;
+}
+
+char *line_trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
 }

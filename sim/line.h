@@ -7,5 +7,7 @@
 /* One line of f into buf (without its newline): 1 a line, 0 the end, -E2BIG longer than
  * size - 2 bytes, -EILSEQ a NUL byte in it (fgets would cut the line there, silently). */
 int line_read(FILE *f, char *buf, size_t size);
+/* s without its leading and trailing white space (the trailing cut in place). */
+char *line_trim(char *s);
 
 #endif
