@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +47,7 @@ static const char no_soft_dirty_msg[] =
 struct rec_opts {
 	const char *output;
 	uint64_t interval_ms, duration_s;
-	bool region, json;
+	bool region, json, no_thp;
 	uint64_t region_start, region_len;
 	long pid;
 	char **cmd;
@@ -86,6 +87,7 @@ struct recorder {
 	int cmd_status;            /* wait status of CMD, -1 if it did not end */
 	bool interrupted, root_gone, timed_out;
 	bool no_children_file;     /* walk /proc for parent pids instead */
+	uint64_t thp_bytes;        /* the most recorded memory seen in transparent huge pages */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -99,7 +101,7 @@ static void on_stop_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: migbed record -o TRACE [--interval-ms N] [--duration SECONDS]\n"
-		   "                     [--region ADDR+LEN] [--json] (--pid PID | -- CMD [ARG...])\n\n"
+		   "                     [--region ADDR+LEN] [--json] (--pid PID | [--no-thp] -- CMD [ARG...])\n\n"
 		   "Record a real process's page-dirtying as a trace (format v1, docs/trace-format.md)\n"
 		   "with the kernel's soft-dirty bits: every interval one epoch with the pages written\n"
 		   "since the previous one. The process and its descendants are recorded, each private\n"
@@ -107,13 +109,17 @@ static void usage(FILE *f)
 		   "pages populated when recording starts. Needs a kernel with CONFIG_MEM_SOFT_DIRTY\n"
 		   "(else exit 2: record inside topologies/vm/rxe-vm) and access to /proc/PID (root).\n\n"
 		   "options:\n"
-		   "  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n",
+		   "  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n"
+		   "  %-22s %s\n",
 		"-o, --output TRACE", "write the trace here (FILE.tmp, renamed at the end; .zst compresses)",
 		"--interval-ms N", "one epoch every N ms, 1 .. 60000 (default 100)",
 		"--duration SECONDS", "stop after this long, 1 .. 86400 (CMD is then sent SIGTERM)",
 		"--region ADDR+LEN", "record only this range of PID's memory (hex ADDR, SIZE LEN) as one block",
 		"--pid PID", "attach to a running process (it keeps running afterwards)",
 		"-- CMD [ARG...]", "run CMD and record it until it exits",
+		"--no-thp", "CMD and its descendants get no transparent huge pages (prctl PR_SET_THP_DISABLE): "
+		"the kernel keeps one soft-dirty bit per 2 MiB huge page, so recorded writes there are "
+		"2 MiB-granular; record warns when the recorded memory had any",
 		"--json", "print the summary as JSON on stdout (the human one goes to stderr)",
 		"-h, --help", "this text");
 	fprintf(f, "\nCtrl-C (SIGINT) or SIGTERM ends the recording: the trace of what was recorded is\n"
@@ -138,7 +144,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		{ "output", required_argument, NULL, 'o' }, { "interval-ms", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' }, { "region", required_argument, NULL, 'r' },
 		{ "pid", required_argument, NULL, 'p' }, { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "no-thp", no_argument, NULL, 'T' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
 	struct diag d = { 0 };
@@ -152,6 +158,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		case 'h': usage(stdout); return CLI_EXIT_OK;
 		case 'o': o->output = optarg; break;
 		case 'j': o->json = true; break;
+		case 'T': o->no_thp = true; break;
 		case 'i': if (parse_uint(optarg, "--interval-ms", 1, 60000, &o->interval_ms)) return CLI_EXIT_USAGE; break;
 		case 'd': if (parse_uint(optarg, "--duration", 1, 86400, &o->duration_s)) return CLI_EXIT_USAGE; break;
 		case 'p':
@@ -178,6 +185,9 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 	if (o->json && !strcmp(o->output, "-"))
 		return cli_usage_error(CMD ": -o - and --json both want standard output: write the "
 				       "trace to a file");
+	if (o->no_thp && !o->cmd)
+		return cli_usage_error(CMD ": --no-thp is for a CMD migbed starts (for a --pid, turn THP off "
+				       "before the process starts: /sys/kernel/mm/transparent_hugepage/enabled)");
 	if (o->region && o->cmd)
 		return cli_usage_error(CMD ": --region needs --pid (a command's addresses are not known "
 				       "before it runs)");
@@ -265,6 +275,46 @@ static int read_proc_text(struct recorder *r, long pid, const char *file, size_t
 	r->text[n] = '\0';
 	*len = n;
 	return rc;
+}
+
+/* ------------------------------------------------------- transparent huge pages */
+
+/* kB of "AnonHugePages:" in the smaps-format text, of the mappings overlapping [lo, hi)
+ * (all of them when hi is 0). smaps: a mapping's "START-END perms ..." line, then its
+ * "Key:   N kB" lines. */
+static uint64_t smaps_thp_kb(const char *text, uint64_t lo, uint64_t hi)
+{
+	uint64_t kb = 0;
+	bool in = hi == 0;
+
+	for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+		unsigned long long s, e, v;
+		if (sscanf(p, "%llx-%llx ", &s, &e) == 2)
+			in = hi == 0 || (s < hi && e > lo);
+		else if (in && sscanf(p, "AnonHugePages: %llu kB", &v) == 1)
+			kb += v;
+	}
+	return kb;
+}
+
+/* The recorded memory backed by transparent huge pages now, in bytes: the kernel keeps one
+ * soft-dirty bit per huge page (PMD), so a write anywhere in one reports all its 512 pages.
+ * The largest value seen is kept and reported; a process gone meanwhile counts nothing. */
+static void check_thp(struct recorder *r)
+{
+	uint64_t kb = 0;
+	size_t len;
+
+	for (size_t i = 0; i < r->n_procs; i++) {
+		if (r->o->region) {
+			if (read_proc_text(r, r->procs[i], "smaps", &len) == 0)
+				kb += smaps_thp_kb(r->text, r->o->region_start, r->o->region_start + r->o->region_len);
+		} else if (read_proc_text(r, r->procs[i], "smaps_rollup", &len) == 0) {
+			kb += smaps_thp_kb(r->text, 0, 0);
+		}
+	}
+	if (kb * 1024 > r->thp_bytes)
+		r->thp_bytes = kb * 1024;
 }
 
 /* ------------------------------------------------------------------ spool */
@@ -550,7 +600,7 @@ static int scan_epoch(struct recorder *r, uint64_t t_ns, struct diag *d)
 
 /* fork + exec CMD; the parent learns through a close-on-exec pipe whether exec worked.
  * 0 and *pid, or the exit status (2: CMD cannot run). */
-static int start_command(char **cmd, long *pid)
+static int start_command(char **cmd, bool no_thp, long *pid)
 {
 	int p[2], err = 0;
 
@@ -564,7 +614,9 @@ static int start_command(char **cmd, long *pid)
 	}
 	if (child == 0) {
 		close(p[0]);
-		execvp(cmd[0], cmd);
+		/* kept across fork and exec: CMD and its descendants get no transparent huge pages */
+		if (!no_thp || prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0)
+			execvp(cmd[0], cmd);
 		err = errno;
 		ssize_t w = write(p[1], &err, sizeof err);
 		(void)w;
@@ -647,6 +699,8 @@ static int record_loop(struct recorder *r, struct diag *d)
 	uint64_t limit_ns = r->o->duration_s * NS_PER_S;
 	int rc = scan_epoch(r, 0, d);
 
+	if (rc == 0)
+		check_thp(r);
 	for (uint64_t k = 1; rc == 0 && !r->root_gone; k++) {
 		uint64_t t_ns = k * interval_ns;
 		if (limit_ns && t_ns > limit_ns) {
@@ -663,8 +717,12 @@ static int record_loop(struct recorder *r, struct diag *d)
 		if (t_ns <= r->last_t_ns)                   /* strictly increasing, whatever the clock */
 			t_ns = r->last_t_ns + 1000;
 		rc = scan_epoch(r, t_ns, d);
+		if (rc == 0 && r->epochs % 16 == 0)   /* a smaps walk costs about what a scan does */
+			check_thp(r);
 		progress(r, t_ns, &next_progress, false);
 	}
+	if (rc == 0)
+		check_thp(r);
 	r->end_ns = (now_ns() - t0) / 1000 * 1000;
 	if (r->end_ns <= r->last_t_ns)
 		r->end_ns = r->last_t_ns + 1000;
@@ -797,6 +855,12 @@ static void summary(const struct recorder *r)
 	if (r->maps_dropped || r->procs_dropped)
 		fprintf(stderr, "migbed: record: left out: %" PRIu64 " mappings, %" PRIu64 " processes "
 			"(over the limits %d, %d)\n", r->maps_dropped, r->procs_dropped, REC_MAX_MAPS, REC_MAX_PROCS);
+	if (r->thp_bytes)
+		fprintf(stderr, "migbed: record: warning: %.1f MiB of the recorded memory was in transparent "
+			"huge pages, whose one soft-dirty bit covers 2 MiB: a write there marks all 512 of "
+			"its pages (record with THP off: --no-thp for a CMD; for a --pid, echo never "
+			">/sys/kernel/mm/transparent_hugepage/enabled before it starts)\n",
+			(double)r->thp_bytes / (1024.0 * 1024.0));
 	if (r->interrupted)
 		fprintf(stderr, "migbed: record: interrupted: the trace holds the %.2f s recorded\n", secs);
 	else if (r->timed_out)
@@ -812,10 +876,11 @@ static void summary(const struct recorder *r)
 	       ",\"blocks\":%zu,\"mappings\":%zu,\"mappings_left_out\":%" PRIu64 ",\"processes\":%zu"
 	       ",\"pages_written\":%" PRIu64 ",\"epoch0_pages\":%" PRIu64 ",\"page_size\":%" PRIu64
 	       ",\"dirty_bytes_per_s\":%.0f,\"scan_ms_mean\":%.3f,\"scan_ms_max\":%.3f,\"scan_share\":%.4f"
-	       ",\"stop\":\"%s\",\"command_exit\":", r->epochs, r->end_ns, r->o->interval_ms, blocks,
+	       ",\"thp_bytes\":%" PRIu64 ",\"stop\":\"%s\",\"command_exit\":", r->epochs, r->end_ns,
+	       r->o->interval_ms, blocks,
 	       r->n_maps, r->maps_dropped, r->n_procs, r->pages, r->epoch0_pages, r->page_size,
 	       (double)r->pages * (double)r->page_size / secs, scan_mean_ms, (double)r->scan_ns_max / 1e6,
-	       overhead, stop_reason(r));
+	       overhead, r->thp_bytes, stop_reason(r));
 	if (r->o->cmd && r->cmd_status >= 0 && code >= 0)
 		printf("%d}\n", code);
 	else
@@ -898,7 +963,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	catch_stop_signals();   /* before the fork: a stop in between still ends CMD (exec resets them there) */
-	if (o.cmd && (code = start_command(o.cmd, &o.pid)) != 0)
+	if (o.cmd && (code = start_command(o.cmd, o.no_thp, &o.pid)) != 0)
 		goto out;
 	int rc = record_loop(r, &d);
 	end_command(r);

@@ -57,3 +57,51 @@ bats_require_minimum_version 1.5.0
   run ls -A
   [ -z "$output" ]
 }
+
+@test "record: transparent huge pages make soft-dirty 2 MiB-granular: record says so, and --no-thp records without them" {
+  cd "$BATS_TEST_TMPDIR"
+  thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo none)
+  # dd keeps rewriting one 16 MiB buffer until --duration ends it (SIGTERM); the last check of the
+  # recorded memory's huge pages is taken while it still runs
+  run --separate-stderr "$MIGBED" record -o nothp.trace --interval-ms 20 --duration 1 --json --no-thp -- \
+    dd if=/dev/zero of=/dev/null bs=16M count=100000000
+  echo "$stderr"
+  if [[ "$stderr" == *"no soft-dirty page tracking"* ]]; then
+    skip "this kernel has no soft-dirty tracking"
+  fi
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .thp_bytes)" -eq 0 ]
+  [[ "$stderr" != *"transparent huge pages"* ]]
+  if [[ "$thp" != *"[always]"* ]]; then
+    skip "transparent huge pages are not on for every process here ($thp)"
+  fi
+  run --separate-stderr "$MIGBED" record -o thp.trace --interval-ms 20 --duration 1 --json -- \
+    dd if=/dev/zero of=/dev/null bs=16M count=100000000
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq .thp_bytes)" -ge 2097152 ]
+  [[ "$stderr" == *"MiB of the recorded memory was in transparent huge pages"* ]]
+}
+
+@test "record-qemu: a vCPU sweeping guest RAM, recorded from QEMU's process at 4 KiB granularity, migrates and verifies" {
+  cd "$BATS_TEST_TMPDIR"
+  run "$BATS_TEST_DIRNAME/../../scripts/record-qemu.sh" q.trace 2
+  echo "$output"
+  if [[ "$output" == *"no soft-dirty page tracking"* ]]; then
+    skip "this kernel has no soft-dirty tracking"
+  fi
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"writer vcpu"* ]]
+  [[ "$output" != *"transparent huge pages, whose"* ]]
+  passes=$(echo "$output" | sed -n "s/.*vCPU completed \([0-9]*\) passes.*/\1/p")
+  [ "$passes" -ge 1 ]
+  [[ "${lines[-1]}" == *"verdict=pass status=completed"* ]]
+  run "$MIGBED" trace check q.trace
+  [ "$status" -eq 0 ]
+  # the writer's pages (guest-physical 16-48 MiB: pages 4096-12287) are written, in runs that
+  # do not all start on a 2 MiB boundary (a huge page's 512 pages would)
+  run awk '/^[0-9]+\/region/ { for (i = 2; i <= NF; i++) { split($i, r, "-"); if (r[1] >= 4096 && r[1] <= 12287) { n++; if (r[1] % 512) odd++ } } } END { print n + 0, odd + 0 }' q.trace
+  echo "writer runs, of them not 2 MiB-aligned: $output"
+  [ "${output% *}" -ge 3 ]
+  [ "${output#* }" -ge 1 ]
+}
