@@ -262,3 +262,29 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   [[ "$output" == *"events.log: dst event 5: bundle 'renamed' (line $line), replay 'reg_mr' (line $((line - 2)))"* ]]   # 2 lines inserted above
   [[ "$output" == *"result.json: cause differs"* ]]
 }
+
+@test "bundle names a shell would split or read as an option: the printed replay command runs as printed, and the .tar.zst is written" {
+  PATH=$(dirname "$MIGBED"):$PATH
+  for name in "my b" "it's" "-y"; do
+    run "$MIGBED" run --guest 16M --duration-ms 200 --expect failed:TIMEOUT "--bundle=$name" --quiet
+    echo "$output"
+    [ "$status" -eq 1 ]
+    said=$output
+    [ -d "./$name" ]
+    [ -s "./$name.tar.zst" ]
+    run tar --zstd -tf "./$name.tar.zst"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "$name/" ]]
+    # the stderr line's and the bundle README's command, as a shell reads them
+    cmd=$(sed -n 's/^replay: //p' "./$name/README")
+    [[ "$said" == *"(replay: $cmd)"* ]]
+    run bash -c "$cmd"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"reproduced"* ]]
+    # by hand: the run itself, which misses its expectation again
+    run bash -c "$(sed -n 's/^by hand: //p' "./$name/README")"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"verdict=fail status=completed cause=NONE"* ]]
+  done
+}

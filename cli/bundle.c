@@ -226,16 +226,18 @@ static void readme_text(FILE *f, const void *arg)
 {
 	const struct readme *r = arg;
 	const struct runcfg *c = r->c;
+	char word[2200];
+	bundle_shell_word(r->b->dir, word, sizeof word);
 	fprintf(f, "migbed reproducer bundle: a `migbed %s` that missed its expectation (%s backend, build %s).\n"
 		   "expected: %s\ngot: %s\n\nreplay: migbed replay %s\n"
 		   "  (exit 0: reproduced; on the model the event log and result.json byte for byte, on verbs the\n"
 		   "  event sequence per side and the cause; 1: not, saying what differed)\n",
-		cmd_word(r->m->cmd), r->m->backend, r->m->build_id, r->expected, r->got, r->b->dir);
+		cmd_word(r->m->cmd), r->m->backend, r->m->build_id, r->expected, r->got, word);
 	if (r->m->cmd != OPTS_RUN)
 		fprintf(f, "  one side of a two-process run: the replay plays the %s at %s again; start its peer\n"
 			   "  yourself (the other side's bundle, or migbed %s with the same scenario)\n",
 			cmd_word(r->m->cmd), r->m->address, r->m->cmd == OPTS_SOURCE ? "dest --listen" : "source --connect");
-	fprintf(f, "by hand: cd %s && migbed %s scenario.scn --events ev.log --json r.json\n", r->b->dir, cmd_word(r->m->cmd));
+	fprintf(f, "by hand: cd %s && migbed %s scenario.scn --events ev.log --json r.json\n", word, cmd_word(r->m->cmd));
 	if (c->trace[0]) {
 		fprintf(f, "trace: %s, the run's trace, copied\n", c->trace);
 	} else {
@@ -245,6 +247,30 @@ static void readme_text(FILE *f, const void *arg)
 	}
 	fprintf(f, "files: scenario.scn (every key; the fault rules are its fault lines, the seed its seed line),\n"
 		   "  events.log, result.json (none when the process crashed or hung), build.txt, outcome.txt\n");
+}
+
+const char *bundle_shell_word(const char *path, char *buf, size_t n)
+{
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+=:,@%-";
+	bool quote = !path[0] || path[strspn(path, plain)] != '\0';
+	size_t o = 0;
+
+	if (path[0] == '-')
+		o += (size_t)snprintf(buf + o, n - o, "./");
+	if (quote)
+		buf[o++] = '\'';
+	for (const char *p = path; *p && o + 6 < n; p++) {
+		if (*p == '\'') {
+			memcpy(buf + o, "'\\''", 4);
+			o += 4;
+		} else {
+			buf[o++] = *p;
+		}
+	}
+	if (quote)
+		buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
 }
 
 /* DIR.tar.zst of the committed DIR, via a temporary renamed into place; deterministic
@@ -269,8 +295,9 @@ static bool write_tar(const struct bundle *b)
 		int null = open("/dev/null", O_WRONLY);
 		if (null >= 0)
 			dup2(null, 1), dup2(null, 2);
+		/* "--": a bundle named -x is a member, not an option */
 		execlp("tar", "tar", "--zstd", "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner",
-		       "-cf", tmp, "-C", parent, base, (char *)NULL);
+		       "-cf", tmp, "-C", parent, "--", base, (char *)NULL);
 		_exit(127);
 	}
 	int st = 0;
@@ -581,9 +608,11 @@ static int write_run_bundle(struct bundle_run *br, const struct runcfg *c, const
 		 cause_name(res->out.cause), run_side_name(res->out.side));
 	if (rc == 0)
 		rc = bundle_commit(&br->b, &m, w, NULL, got, &tar_ok, d);
+	char word[2200];
 	if (rc == 0)
 		fprintf(stderr, "migbed: bundle: %s written%s (replay: migbed replay %s)\n", br->b.dir,
-			tar_ok ? ", and .tar.zst" : "; no .tar.zst (the system tar cannot write zstd)", br->b.dir);
+			tar_ok ? ", and .tar.zst" : "; no .tar.zst (tar --zstd failed: is zstd installed?)",
+			bundle_shell_word(br->b.dir, word, sizeof word));
 	free(w);
 	return rc;
 }

@@ -84,6 +84,10 @@ int bundle_rerun(const char *dir, const char *out, const struct bundle_meta *m, 
 		 struct diag *d);
 /* Remove a folder of plain files (a bundle, a scratch folder). */
 void bundle_rmdir(const char *dir);
+/* path as one shell word for the commands migbed prints (replay BUNDLE, cd BUNDLE): as is when
+ * it holds only [A-Za-z0-9_./+=:,@%-], else in single quotes ('\'' for a quote); "./" in front
+ * of a relative path that starts with '-' (else an option). buf: at least 8 bytes; cut to fit. */
+const char *bundle_shell_word(const char *path, char *buf, size_t n);
 
 /* run, source, dest --bundle DIR: begin before the run (DIR checked; the event log goes into
  * the bundle, and to --events FILE too, opened here); end after it: the bundle written when

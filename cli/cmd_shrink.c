@@ -1083,8 +1083,9 @@ static void print_human(const struct sh *s, const char *out, const struct shape 
 	if (why)
 		printf("migbed: shrink: stopped by --%s after %" PRIu64 " runs: the best bundle so far is written\n", why,
 		       s->b.runs);
+	char word[2200];
 	printf("migbed: shrink: %s written (%" PRIu64 " runs; still fails with cause=%s side=%s; replay: migbed replay %s)\n",
-	       out, s->b.runs, s->want_cause, s->want_side, out);
+	       out, s->b.runs, s->want_cause, s->want_side, bundle_shell_word(out, word, sizeof word));
 }
 
 struct shrink_args {
