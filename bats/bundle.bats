@@ -288,3 +288,21 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
     [[ "$output" == *"verdict=fail status=completed cause=NONE"* ]]
   done
 }
+
+@test "a --qemu-expect file is copied into the bundle too: it replays after the original is gone" {
+  head -c 8192 /dev/urandom >content.bin
+  run "$MIGBED" run "$S/config-qemu-stream-from-migbed.scn" --qemu-expect "$PWD/content.bin@1048576" \
+    --expect completed --bundle b --quiet
+  echo "$output"
+  [ "$status" -eq 1 ]
+  run grep -x 'qemu-expect = qemu-expect@1048576' b/scenario.scn
+  [ "$status" -eq 0 ]
+  cmp content.bin b/qemu-expect
+  rm content.bin
+  mkdir elsewhere
+  mv b elsewhere/
+  run "$MIGBED" replay elsewhere/b
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"reproduced (model"* ]]
+}

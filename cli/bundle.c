@@ -182,6 +182,8 @@ int bundle_write_config(struct bundle *b, const struct runcfg *c, struct runcfg 
 	int rc = copy_file_key(b, w->trace, sizeof w->trace, "trace", d);
 	if (rc == 0)
 		rc = copy_file_key(b, w->dst_layout, sizeof w->dst_layout, "dst-layout", d);
+	if (rc == 0)   /* the content a QEMU source was given: the bundle holds all it needs */
+		rc = copy_file_key(b, w->qemu_expect_file, sizeof w->qemu_expect_file, "qemu-expect", d);
 	if (rc == 0)
 		rc = write_file(b, "scenario.scn", scenario_text, w, d);
 	return rc;
