@@ -336,10 +336,18 @@ static const char *key_value(const char *text, const char *key, char *buf, size_
 {
 	size_t kl = strlen(key);
 	for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL) {
-		if (strncmp(s, key, kl) || (s[kl] != ' ' && s[kl] != '='))
+		s += strspn(s, " \t");
+		if (strncmp(s, key, kl) || (s[kl] != ' ' && s[kl] != '\t' && s[kl] != '='))
 			continue;
-		const char *v = s + kl + strspn(s + kl, " =");
-		snprintf(buf, n, "%.*s", (int)strcspn(v, " \r\n#"), v);
+		const char *v = s + kl + strspn(s + kl, " \t");
+		if (*v != '=')
+			continue;
+		v += 1 + strspn(v + 1, " \t");
+		/* the rest of the line, as the scenario reader takes it: a path may hold spaces or '#' */
+		size_t l = strcspn(v, "\r\n");
+		while (l > 0 && (v[l - 1] == ' ' || v[l - 1] == '\t'))
+			l--;
+		snprintf(buf, n, "%.*s", (int)l, v);
 		return buf;
 	}
 	return NULL;
@@ -393,27 +401,32 @@ static void write_lines(FILE *f, const char *text, const char *from)
 	}
 }
 
+static char *slurp(const char *path);
+
 static int copy_scenario(const struct scn *s, const char *out_path, int cause, int side, const char *logs,
 			 struct repro *r, struct diag *d)
 {
-	char text[16384];
-	FILE *in = fopen(s->path, "r");
-	if (!in)
-		return diag_set(d, "%s: %s", s->path, strerror(errno));
-	size_t n = fread(text, 1, sizeof text - 1, in);
-	fclose(in);
-	text[n] = '\0';
+	char *text = slurp(s->path);   /* whole (a scenario is small; slurp's bound is 1 MiB) */
+	if (!text)
+		return diag_set(d, "%s: %s", s->path, strerror(errno ? errno : ENOMEM));
+	if (strlen(text) >= (1u << 20) - 1) {
+		free(text);
+		return diag_set(d, "%s: over 1 MiB: not a scenario", s->path);
+	}
 	r->log72_side = side;
 	r->impl_side = side >= 0 && can_play_72(text, side) ? side : -1;
 	struct out_file of = { 0 };
-	if (out_file_open(&of, out_path, d))
+	if (out_file_open(&of, out_path, d)) {
+		free(text);
 		return -EINVAL;
+	}
 	fprintf(of.f, "# migbed explain: reproduces %s, the cause that fits %s\n# copied from %s\n",
 		cause_name(cause), logs, s->path);
 	write_lines(of.f, text, s->path);
 	if (r->impl_side >= 0)
 		fprintf(of.f, "# the log is QEMU 7.2's: that side plays it and prints its observed lines\n%s-impl = qemu-7.2\n",
 			vocab_side_token(r->impl_side));
+	free(text);
 	snprintf(r->path, sizeof r->path, "%s", out_path);
 	return out_file_commit(&of, d);
 }
@@ -675,8 +688,14 @@ static int write_scenarios(const struct opts *o, const struct explain *x, size_t
 			continue;
 		int cause = explain_cause_at(x, i)->cause;
 		snprintf(path, sizeof path, "%s/%s.scn", o->scn_out, cause_name(cause));
-		if (copy_scenario(s[i], path, cause, observed_72_side(x, i), logs, &r[i], &d))
-			return cli_usage_error("explain: %s", d.msg);
+		if (copy_scenario(s[i], path, cause, observed_72_side(x, i), logs, &r[i], &d)) {
+			for (size_t k = 0; k < i; k++)   /* nothing half-written: the ones before go too */
+				if (r[k].path[0]) {
+					unlink(r[k].path);
+					r[k].path[0] = '\0';
+				}
+			return cli_usage_error("explain: %s (nothing written)", d.msg);
+		}
 	}
 	return 0;
 }
