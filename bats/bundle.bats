@@ -208,6 +208,16 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   [ -z "$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name 'migbed-*')" ]
   # the reruns' scratch lives in bb (renames never cross a filesystem) and is gone after
   [ -z "$(find bb -maxdepth 1 -name '.scratch-*')" ]
+  # a third sweep whose tar fails (none on its PATH): each bundle is replaced, and its older
+  # .tar.zst, which would not be the new bundle, is removed
+  mkdir nobin
+  for t in "$MIGBED" jq; do ln -s "$(command -v "$t")" nobin/; done
+  run env PATH="$PWD/nobin" "$MIGBED" torture "$BATS_TEST_DIRNAME/data/torture-small.scn" --sites reg_mr \
+    --max-runs 6 --fault 'msg.error -> die' --bundles bb
+  [ "$status" -eq 1 ]
+  [ "$(find bb -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)" = "$want" ]
+  [ -z "$(find bb -maxdepth 1 -name '*.tar.zst')" ]
+  [ -z "$(find bb -maxdepth 1 -name '*.old-*')" ]
 }
 
 @test "every scenario of the fault matrix, made to miss its expectation, writes a bundle that replays" {

@@ -315,19 +315,26 @@ static bool write_tar(const struct bundle *b)
 static int put_in_place(struct bundle *b, struct diag *d)
 {
 	char old[1120];
+	bool moved = false;
 	if (b->replace) {
 		snprintf(old, sizeof old, "%s.old-XXXXXX", b->dir);
 		if (!mkdtemp(old))
 			return diag_set(d, "%s: %s", b->dir, strerror(errno)), -errno;
-		if (rename(b->dir, old) != 0 && errno != ENOENT) {
+		if (rename(b->dir, old) == 0) {
+			moved = true;
+		} else if (errno != ENOENT) {
 			int e = errno;
 			rmdir(old);
 			return diag_set(d, "%s: cannot replace: %s", b->dir, strerror(e)), -e;
 		}
 	}
 	int rc = renameat2(AT_FDCWD, b->tmp, AT_FDCWD, b->dir, RENAME_NOREPLACE) == 0 ? 0 : -errno;
-	if (b->replace)
+	if (rc && moved && rename(old, b->dir) == 0)   /* the new one failed: the old one stays */
+		moved = false;
+	if (moved)
 		bundle_rmdir(old);
+	else if (b->replace)
+		rmdir(old);
 	if (rc)
 		return diag_set(d, "%s: cannot write the bundle: %s", b->dir, strerror(-rc)), rc;
 	b->tmp[0] = '\0';
@@ -350,6 +357,11 @@ int bundle_commit(struct bundle *b, const struct bundle_meta *m, const struct ru
 		return rc;
 	}
 	*tar_ok = write_tar(b);
+	if (!*tar_ok && b->replace) {   /* an older DIR.tar.zst would not be this DIR */
+		char tar[1100];
+		snprintf(tar, sizeof tar, "%s.tar.zst", b->dir);
+		unlink(tar);
+	}
 	return 0;
 }
 
