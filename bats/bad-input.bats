@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Bad input and output targets of the commands that run a migration (run, source, dest,
-# torture, replay): every bad corpus trace (bats/data/traces/bad, its defect in a first-line
+# torture, sweep, replay; hw profiles: also hw show, calibrate): every bad corpus trace (bats/data/traces/bad, its defect in a first-line
 # "# expect: LINE: keyword" comment), plain or zstd, and every bad corpus scenario
 # (bats/data/scenarios-bad, the same comment; also as a bundle's scenario.scn) fed to every
 # way they read one exits 2 naming FILE:LINE and the problem, before anything runs, and
@@ -15,6 +15,7 @@ bats_require_minimum_version 1.5.0
 CORPUS=$BATS_TEST_DIRNAME/data/traces
 DATA=$BATS_TEST_DIRNAME/data/bad-input
 SCENARIOS_BAD=$BATS_TEST_DIRNAME/data/scenarios-bad
+HW_BAD=$BATS_TEST_DIRNAME/data/hw-bad
 
 setup() {
   cd "$BATS_TEST_TMPDIR"
@@ -79,6 +80,65 @@ bad_trace_case() {
     n=$((n + 1))
   done
   [ "$n" -ge 15 ]
+}
+
+# bad_sweep_case NAME FILE ARGS...: `migbed ARGS` (a sweep or a calibration: outputs --json,
+# --csv, -o in a fresh out/) must exit 2 naming FILE:LINE and the keyword, and leave out/ empty.
+bad_sweep_case() {
+  local name=$1 f=$2
+  shift 2
+  rm -rf out
+  mkdir out
+  run --separate-stderr "$MIGBED" "$@"
+  echo "$name $(basename "$f") (want $exp_line: $exp_word) -> $status"
+  echo "stdout: $output"
+  echo "stderr: $stderr"
+  [ "$status" -eq 2 ]
+  [[ "$stderr" == *"$f:$exp_line: "*"$exp_word"* ]]
+  [ -z "$(ls -A out)" ]
+}
+
+@test "sweep: every bad corpus trace and scenario, as --trace, --dst-layout or SCENARIO: exit 2, FILE:LINE, nothing written" {
+  local n=0 good=$CORPUS/good/steady-writer.trace
+  for f in "$CORPUS"/bad/*.trace; do
+    read_expect "$f"
+    bad_sweep_case "sweep --trace" "$f" sweep --trace "$f" --chunk-sizes 1M,2M --json out/s.json --csv out/s.csv
+    bad_sweep_case "sweep --dst-layout" "$f" sweep --trace "$good" --dst-layout "$f" --chunk-sizes 1M,2M \
+      --json out/s.json --csv out/s.csv
+    n=$((n + 1))
+  done
+  for f in "$SCENARIOS_BAD"/*.scn; do
+    read_expect "$f"
+    bad_sweep_case "sweep SCENARIO" "$f" sweep "$f" --chunk-sizes 1M,2M --json out/s.json --csv out/s.csv
+    n=$((n + 1))
+  done
+  [ "$n" -ge 35 ]
+}
+
+@test "every bad corpus hardware profile, every command that reads one (--hw, a scenario's hw key, hw show, calibrate): exit 2, FILE:LINE, nothing written" {
+  export TMPDIR=$BATS_TEST_TMPDIR/tmp       # torture's sweep folder would go here
+  mkdir "$TMPDIR"
+  printf 'chunk-size,total-time-ms\n1M,800\n4M,400\n' >table.csv
+  local n=0
+  for f in "$HW_BAD"/*.hw; do
+    read_expect "$f"
+    bad_trace_case "run --hw" "$f" run --guest 16M --duration-ms 100 --hw "$f"
+    bad_trace_case "source --hw" "$f" source --connect 127.0.0.1:9 --guest 16M --hw "$f"
+    bad_trace_case "dest --hw" "$f" dest --listen 127.0.0.1:0 --accept-timeout-ms 100 \
+      --ready-file out/ready --guest 16M --hw "$f"
+    bad_trace_case "torture --hw" "$f" torture --guest 16M --duration-ms 100 --hw "$f"
+    bad_sweep_case "sweep --hw" "$f" sweep --guest 16M --duration-ms 100 --chunk-sizes 1M,2M --hw "$f" \
+      --json out/s.json --csv out/s.csv
+    bad_sweep_case "hw show" "$f" hw show "$f"
+    bad_sweep_case "calibrate --hw" "$f" calibrate --table table.csv --fit setup-ms --guest 16M \
+      --duration-ms 100 --hw "$f" -o out/fit.hw --json out/c.json
+    # a scenario naming it (hw = FILE: relative to the scenario's folder)
+    printf 'guest = 16M\nduration-ms = 100\nhw = %s\n' "$f" >a.scn
+    bad_trace_case "run SCENARIO (hw =)" "$f" run a.scn
+    [ -z "$(ls -A "$TMPDIR")" ]
+    n=$((n + 1))
+  done
+  [ "$n" -ge 12 ]
 }
 
 @test "replay: a bundle whose scenario.scn is bad is no bundle: exit 2 naming scenario.scn:LINE, nothing written" {
