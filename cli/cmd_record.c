@@ -23,6 +23,7 @@
 #include <dirent.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_report.h"
 #include "sim/outfile.h"
 #include "sim/record.h"
@@ -47,6 +48,7 @@ struct rec_opts {
 	const char *output;
 	uint64_t interval_ms, duration_s;
 	bool region, json;
+	bool quiet;                     /* no progress line */
 	uint64_t region_start, region_len;
 	long pid;
 	char **cmd;
@@ -99,7 +101,7 @@ static void on_stop_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: migbed record -o TRACE [--interval-ms N] [--duration SECONDS]\n"
-		   "                     [--region ADDR+LEN] [--json] (--pid PID | -- CMD [ARG...])\n\n"
+		   "                     [--region ADDR+LEN] [--json] [--quiet] (--pid PID | -- CMD [ARG...])\n\n"
 		   "Record a real process's page-dirtying as a trace (format v1, docs/trace-format.md)\n"
 		   "with the kernel's soft-dirty bits: every interval one epoch with the pages written\n"
 		   "since the previous one. The process and its descendants are recorded, each private\n"
@@ -107,7 +109,8 @@ static void usage(FILE *f)
 		   "pages populated when recording starts. Needs a kernel with CONFIG_MEM_SOFT_DIRTY\n"
 		   "(else exit 2: record inside topologies/vm/rxe-vm) and access to /proc/PID (root).\n\n"
 		   "options:\n"
-		   "  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n",
+		   "  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n"
+		   "  %-22s %s\n",
 		"-o, --output TRACE", "write the trace here (FILE.tmp, renamed at the end; .zst compresses)",
 		"--interval-ms N", "one epoch every N ms, 1 .. 60000 (default 100)",
 		"--duration SECONDS", "stop after this long, 1 .. 86400 (CMD is then sent SIGTERM)",
@@ -115,6 +118,7 @@ static void usage(FILE *f)
 		"--pid PID", "attach to a running process (it keeps running afterwards)",
 		"-- CMD [ARG...]", "run CMD and record it until it exits",
 		"--json", "print the summary as JSON on stdout (the human one goes to stderr)",
+		"--quiet", "no progress line on a terminal",
 		"-h, --help", "this text");
 	fprintf(f, "\nCtrl-C (SIGINT) or SIGTERM ends the recording: the trace of what was recorded is\n"
 		   "written. Exit status: 0 trace written; 1 recording failed (nothing written); 2 bad\n"
@@ -138,6 +142,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		{ "output", required_argument, NULL, 'o' }, { "interval-ms", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' }, { "region", required_argument, NULL, 'r' },
 		{ "pid", required_argument, NULL, 'p' }, { "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -152,6 +157,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		case 'h': usage(stdout); return CLI_EXIT_OK;
 		case 'o': o->output = optarg; break;
 		case 'j': o->json = true; break;
+		case 'q': o->quiet = true; break;
 		case 'i': if (parse_uint(optarg, "--interval-ms", 1, 60000, &o->interval_ms)) return CLI_EXIT_USAGE; break;
 		case 'd': if (parse_uint(optarg, "--duration", 1, 86400, &o->duration_s)) return CLI_EXIT_USAGE; break;
 		case 'p':
@@ -616,14 +622,12 @@ static void end_command(struct recorder *r)
 	r->cmd_status = st;
 }
 
-static void progress(const struct recorder *r, uint64_t t_ns, uint64_t *next_ns, bool final)
+static void progress(const struct recorder *r, struct progress *p, uint64_t t_ns)
 {
-	if (!isatty(STDERR_FILENO) || (!final && t_ns < *next_ns))
+	if (!progress_due(p))
 		return;
-	*next_ns = t_ns + NS_PER_S;
-	fprintf(stderr, "\rmigbed: record: %.1f s, %" PRIu64 " epochs, %.1f MiB written%s",
-		(double)t_ns / 1e9, r->epochs,
-		(double)r->pages * (double)r->page_size / (1024.0 * 1024.0), final ? "\n" : "  ");
+	progress_show(p, "record: %.1f s, %" PRIu64 " epochs, %.1f MiB written", (double)t_ns / 1e9, r->epochs,
+		      (double)r->pages * (double)r->page_size / (1024.0 * 1024.0));
 }
 
 /* Sleep until abs_ns (monotonic); false when a stop signal came first. */
@@ -643,9 +647,11 @@ static bool sleep_until(uint64_t abs_ns)
 /* Epoch 0 now, then one every interval until CMD or PID ends, --duration, or a signal. */
 static int record_loop(struct recorder *r, struct diag *d)
 {
-	uint64_t t0 = now_ns(), interval_ns = r->o->interval_ms * NS_PER_MS, next_progress = 0;
+	uint64_t t0 = now_ns(), interval_ns = r->o->interval_ms * NS_PER_MS;
+	struct progress pr;
 	uint64_t limit_ns = r->o->duration_s * NS_PER_S;
 	int rc = scan_epoch(r, 0, d);
+	progress_init(&pr, r->o->quiet);
 
 	for (uint64_t k = 1; rc == 0 && !r->root_gone; k++) {
 		uint64_t t_ns = k * interval_ns;
@@ -663,12 +669,12 @@ static int record_loop(struct recorder *r, struct diag *d)
 		if (t_ns <= r->last_t_ns)                   /* strictly increasing, whatever the clock */
 			t_ns = r->last_t_ns + 1000;
 		rc = scan_epoch(r, t_ns, d);
-		progress(r, t_ns, &next_progress, false);
+		progress(r, &pr, t_ns);
 	}
 	r->end_ns = (now_ns() - t0) / 1000 * 1000;
 	if (r->end_ns <= r->last_t_ns)
 		r->end_ns = r->last_t_ns + 1000;
-	progress(r, r->last_t_ns, &next_progress, true);
+	progress_end(&pr);
 	return rc;
 }
 
