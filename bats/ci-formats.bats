@@ -112,3 +112,18 @@ junit_shape() {
   [[ "$stderr" == "migbed: swarm: --junit and --json name the same file 'same.json'" ]]
   [ -z "$(find . -name 'same.json*' -o -name '*.xml*' -o -name 'migbed-swarm-*')" ]
 }
+
+@test "torture whose scenario fails without faults: one failed case 'baseline' in TAP and JUnit, exit 1" {
+  command -v xmllint || skip "xmllint (libxml2-utils) is not installed"
+  run --separate-stderr "$MIGBED" torture "$SCN" --fault 'connect -> errno(ECONNREFUSED)' --tap --junit b.xml
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"does not complete without faults"* ]]
+  printf '%s\n' "$output" >b.tap
+  run tap_counts b.tap
+  [ "$output" = "tests=1 passed=0 failed=1 errors=0" ]
+  run junit_shape b.xml
+  [ "$status" -eq 0 ]
+  [ "${lines[-1]}" = "tests=1 failures=1 errors=0" ]
+  run xmllint --xpath 'string(//testcase[@name="baseline"]/failure/@message)' b.xml
+  [[ "$output" == "the scenario does not complete without faults (failed CONNECT_"*"): nothing to sweep" ]]
+}

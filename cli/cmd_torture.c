@@ -246,6 +246,36 @@ static int write_junit(const struct torture *t, const struct torture_result *res
 	return rc;
 }
 
+/* A baseline that does not complete: one failed case "baseline" for CI (TAP, JUnit), so a CI
+ * job still finds its report. CLI_EXIT_FAIL, or CLI_EXIT_USAGE when the JUnit file fails. */
+static int report_baseline(const struct torture *t, const struct torture_run *b, struct out_file *junit)
+{
+	char msg[TORTURE_DETAIL_MAX + 160];
+	struct report_junit j;
+	struct diag d = { 0 };
+	int n = snprintf(msg, sizeof msg, "the scenario does not complete without faults (%s %s): nothing to sweep",
+			 torture_verdict_name(b->verdict), b->reported ? cause_name(b->cause) : "-");
+	(void)n;   /* a long text is cut */
+	struct report_case c = { .classname = "migbed.torture", .name = "baseline", .file = t->scenario,
+				 .result = REPORT_FAIL, .type = torture_verdict_name(b->verdict), .message = msg,
+				 .text = b->detail, .secs = -1, .fields = { { "result", msg }, { "detail", b->detail } } };
+	if (t->tap) {
+		report_tap_head(stdout, 1);
+		report_tap_case(stdout, 1, &c);
+		fflush(stdout);
+	}
+	if (!junit->f)
+		return CLI_EXIT_FAIL;
+	if (report_junit_begin(&j))
+		return cli_usage_error("torture: --junit %s: out of memory", t->junit_path);
+	report_junit_case(&j, &c);
+	int rc = report_junit_end(&j, junit->f, "migbed torture", 0.0);
+	report_junit_free(&j);
+	if (rc || out_file_commit(junit, &d))
+		return cli_usage_error("torture: --junit %s: %s", t->junit_path, rc ? "out of memory" : d.msg);
+	return CLI_EXIT_FAIL;
+}
+
 /* The result: the table (or TAP), then the JSON and the JUnit XML (each open: written and
  * committed). Exit status. */
 static int report(const struct torture *t, const struct torture_result *res, struct out_file *json,
@@ -257,7 +287,7 @@ static int report(const struct torture *t, const struct torture_result *res, str
 		fprintf(stderr, "migbed: torture: the scenario does not complete without faults (%s%s%s: %s): "
 				"nothing to sweep\n", torture_verdict_name(b->verdict), cause_of(b)[0] ? " " : "",
 			cause_of(b), b->detail);
-		return CLI_EXIT_FAIL;
+		return report_baseline(t, b, junit);
 	}
 	if (t->tap) {
 		print_tap(t, res, stdout);
