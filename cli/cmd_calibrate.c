@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
 #include "run/hw.h"
@@ -49,7 +50,7 @@ struct cal {
 	char max_time[48];       /* --max-time-ms=: 4 x the longest measured run, so a wild candidate ends */
 	unsigned evals;
 	struct hca_cost base;    /* the run options' costs: the start and the profile written */
-	bool progress;           /* standard error is a terminal (or MIGBED_PROGRESS=1) */
+	struct progress progress;   /* the status line (cli/progress.h) */
 };
 
 static void usage(FILE *f)
@@ -235,11 +236,16 @@ static int evaluate(struct cal *k, const double *x, bool all, double *f, struct 
 	to_values(k, x, v);
 	*f = 0;
 	k->evals++;
-	if (k->progress) {
-		fprintf(stderr, "\rcalibrate: evaluation %u/%u:", k->evals, k->max_evals);
-		for (size_t i = 0; i < k->n_keys; i++)
-			fprintf(stderr, " %s=%llu", hw_key_name((size_t)k->key_idx[i]), (unsigned long long)v[i]);
-		fprintf(stderr, "\033[K");
+	if (progress_due(&k->progress)) {
+		char keys[512];
+		size_t n = 0;
+		keys[0] = '\0';
+		for (size_t i = 0; i < k->n_keys && n < sizeof keys; i++) {
+			int w = snprintf(keys + n, sizeof keys - n, " %s=%llu", hw_key_name((size_t)k->key_idx[i]),
+					 (unsigned long long)v[i]);
+			n += w > 0 ? (size_t)w : 0;
+		}
+		progress_show(&k->progress, "calibrate: evaluation %u/%u:%s", k->evals, k->max_evals, keys);
 	}
 	for (size_t i = 0; i < k->n_rows; i++) {
 		struct cal_row *r = &k->rows[i];
@@ -350,7 +356,7 @@ static int parse_args(struct cal *k, int argc, char **argv)
 		return cli_usage_error("calibrate: out of memory");
 	k->run_argv[k->run_argc++] = "run";
 	k->max_evals = CAL_EVALS_DEFAULT;
-	k->progress = isatty(STDERR_FILENO) || (getenv("MIGBED_PROGRESS") && !strcmp(getenv("MIGBED_PROGRESS"), "1"));
+	progress_init(&k->progress, false);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		bool has = i + 1 < argc;
@@ -543,8 +549,7 @@ int cmd_calibrate(int argc, char **argv)
 	for (size_t i = 1; i <= k->n_keys; i++)
 		best = fx[i] < fx[best] ? i : best;
 	to_values(k, x[best], v);
-	if (k->progress)
-		fprintf(stderr, "\n");
+	progress_end(&k->progress);
 	if (evaluate(k, x[best], true, &f, &d)) {   /* every row, the predicted ones too */
 		cli_usage_error("calibrate: %s", d.msg);
 		goto out;

@@ -24,6 +24,7 @@
 #include <dirent.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_report.h"
 #include "sim/outfile.h"
 #include "sim/record.h"
@@ -48,6 +49,7 @@ struct rec_opts {
 	const char *output;
 	uint64_t interval_ms, duration_s;
 	bool region, json, no_thp;
+	bool quiet;                     /* no progress line */
 	uint64_t region_start, region_len;
 	long pid;
 	char **cmd;
@@ -101,7 +103,8 @@ static void on_stop_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: migbed record -o TRACE [--interval-ms N] [--duration SECONDS]\n"
-		   "                     [--region ADDR+LEN] [--json] (--pid PID | [--no-thp] -- CMD [ARG...])\n\n"
+		   "                     [--region ADDR+LEN] [--json] [--quiet]\n"
+		   "                     (--pid PID | [--no-thp] -- CMD [ARG...])\n\n"
 		   "Record a real process's page-dirtying as a trace (format v1, docs/trace-format.md)\n"
 		   "with the kernel's soft-dirty bits: every interval one epoch with the pages written\n"
 		   "since the previous one. The process and its descendants are recorded, each private\n"
@@ -110,7 +113,7 @@ static void usage(FILE *f)
 		   "(else exit 2: record inside topologies/vm/rxe-vm) and access to /proc/PID (root).\n\n"
 		   "options:\n"
 		   "  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n"
-		   "  %-22s %s\n",
+		   "  %-22s %s\n  %-22s %s\n",
 		"-o, --output TRACE", "write the trace here (FILE.tmp, renamed at the end; .zst compresses)",
 		"--interval-ms N", "one epoch every N ms, 1 .. 60000 (default 100)",
 		"--duration SECONDS", "stop after this long, 1 .. 86400 (CMD is then sent SIGTERM)",
@@ -121,6 +124,7 @@ static void usage(FILE *f)
 		"the kernel keeps one soft-dirty bit per 2 MiB huge page, so recorded writes there are "
 		"2 MiB-granular; record warns when the recorded memory had any",
 		"--json", "print the summary as JSON on stdout (the human one goes to stderr)",
+		"--quiet", "no progress line on a terminal",
 		"-h, --help", "this text");
 	fprintf(f, "\nCtrl-C (SIGINT) or SIGTERM ends the recording: the trace of what was recorded is\n"
 		   "written. Exit status: 0 trace written; 1 recording failed (nothing written); 2 bad\n"
@@ -144,7 +148,8 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		{ "output", required_argument, NULL, 'o' }, { "interval-ms", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' }, { "region", required_argument, NULL, 'r' },
 		{ "pid", required_argument, NULL, 'p' }, { "json", no_argument, NULL, 'j' },
-		{ "no-thp", no_argument, NULL, 'T' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "no-thp", no_argument, NULL, 'T' }, { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
 	struct diag d = { 0 };
@@ -159,6 +164,7 @@ static int parse_args(int argc, char **argv, struct rec_opts *o, uint64_t page_s
 		case 'o': o->output = optarg; break;
 		case 'j': o->json = true; break;
 		case 'T': o->no_thp = true; break;
+		case 'q': o->quiet = true; break;
 		case 'i': if (parse_uint(optarg, "--interval-ms", 1, 60000, &o->interval_ms)) return CLI_EXIT_USAGE; break;
 		case 'd': if (parse_uint(optarg, "--duration", 1, 86400, &o->duration_s)) return CLI_EXIT_USAGE; break;
 		case 'p':
@@ -668,14 +674,12 @@ static void end_command(struct recorder *r)
 	r->cmd_status = st;
 }
 
-static void progress(const struct recorder *r, uint64_t t_ns, uint64_t *next_ns, bool final)
+static void progress(const struct recorder *r, struct progress *p, uint64_t t_ns)
 {
-	if (!isatty(STDERR_FILENO) || (!final && t_ns < *next_ns))
+	if (!progress_due(p))
 		return;
-	*next_ns = t_ns + NS_PER_S;
-	fprintf(stderr, "\rmigbed: record: %.1f s, %" PRIu64 " epochs, %.1f MiB written%s",
-		(double)t_ns / 1e9, r->epochs,
-		(double)r->pages * (double)r->page_size / (1024.0 * 1024.0), final ? "\n" : "  ");
+	progress_show(p, "record: %.1f s, %" PRIu64 " epochs, %.1f MiB written", (double)t_ns / 1e9, r->epochs,
+		      (double)r->pages * (double)r->page_size / (1024.0 * 1024.0));
 }
 
 /* Sleep until abs_ns (monotonic); false when a stop signal came first. */
@@ -695,9 +699,11 @@ static bool sleep_until(uint64_t abs_ns)
 /* Epoch 0 now, then one every interval until CMD or PID ends, --duration, or a signal. */
 static int record_loop(struct recorder *r, struct diag *d)
 {
-	uint64_t t0 = now_ns(), interval_ns = r->o->interval_ms * NS_PER_MS, next_progress = 0;
+	uint64_t t0 = now_ns(), interval_ns = r->o->interval_ms * NS_PER_MS;
+	struct progress pr;
 	uint64_t limit_ns = r->o->duration_s * NS_PER_S;
 	int rc = scan_epoch(r, 0, d);
+	progress_init(&pr, r->o->quiet);
 
 	if (rc == 0)
 		check_thp(r);
@@ -719,14 +725,14 @@ static int record_loop(struct recorder *r, struct diag *d)
 		rc = scan_epoch(r, t_ns, d);
 		if (rc == 0 && r->epochs % 16 == 0)   /* a smaps walk costs about what a scan does */
 			check_thp(r);
-		progress(r, t_ns, &next_progress, false);
+		progress(r, &pr, t_ns);
 	}
 	if (rc == 0)
 		check_thp(r);
 	r->end_ns = (now_ns() - t0) / 1000 * 1000;
 	if (r->end_ns <= r->last_t_ns)
 		r->end_ns = r->last_t_ns + 1000;
-	progress(r, r->last_t_ns, &next_progress, true);
+	progress_end(&pr);
 	return rc;
 }
 

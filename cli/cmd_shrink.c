@@ -25,6 +25,7 @@
 
 #include "cli/bundle.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_report.h"
 #include "run/run.h"
 #include "run/shrink.h"
@@ -74,7 +75,7 @@ struct sh {
 	struct run_result *res;
 	struct shrink_budget b;
 	uint64_t deadline_ms;
-	bool tty;
+	struct progress progress;       /* the status line (cli/progress.h) */
 	const char *axis;
 	size_t op_i;                   /* the element an op works on */
 	uint64_t op_lo;
@@ -82,7 +83,7 @@ struct sh {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: migbed shrink BUNDLE [-o OUT] [--max-runs N] [--max-time SECONDS] [--json]\n\n"
+	fprintf(f, "usage: migbed shrink BUNDLE [-o OUT] [--max-runs N] [--max-time SECONDS] [--json] [--quiet]\n\n"
 		   "Reduce a reproducer bundle (run --bundle DIR) by delta debugging while its run still\n"
 		   "fails with the same verdict, cause and side: the fault rules (dropped, #N lowered, >T\n"
 		   "earlier), the trace (epochs, duration, ranges, pages), the guest (RAM blocks, their\n"
@@ -95,6 +96,7 @@ static void usage(FILE *f)
 		   "  --max-time S      wall-clock seconds at most (default %u); when a bound stops it,\n"
 		   "                    the best bundle so far is written and the output says so\n"
 		   "  --json            the before/after table as JSON on stdout\n"
+		   "  --quiet           no progress line on a terminal (none with --json either)\n"
 		   "  -h, --help        this text\n\n"
 		   "exit status: 0 written (smaller, or not further reducible), 1 the bundle does not\n"
 		   "reproduce to begin with, 2 bad usage or input (missing or garbled bundle).\n",
@@ -361,11 +363,12 @@ static bool out_of_time(void *arg)
 	return now_ms() >= s->deadline_ms;
 }
 
-static void progress(const struct sh *s)
+static void progress(struct sh *s)
 {
-	if (!s->tty)
+	struct progress *p = &s->progress;
+	if (!progress_due(p))
 		return;
-	fprintf(stderr, "\rmigbed: shrink: run %" PRIu64 "/%" PRIu64 " (%s): %zu rules, %zu epochs, %zu ranges, %zu blocks   ",
+	progress_show(p, "shrink: run %" PRIu64 "/%" PRIu64 " (%s): %zu rules, %zu epochs, %zu ranges, %zu blocks",
 		s->b.runs, s->b.max_runs, s->axis, cand_rules(&s->best), s->best.t.n_ep, s->best.t.n_r,
 		s->best.t.h.n_blocks);
 }
@@ -793,8 +796,7 @@ static int reduce(struct sh *s)
 		if (rc == 0)
 			rc = reduce_config(s, &changed);
 	}
-	if (s->tty)
-		fprintf(stderr, "\r\033[K");
+	progress_end(&s->progress);
 	return rc;
 }
 
@@ -1093,6 +1095,7 @@ struct shrink_args {
 	char out[1024];
 	uint64_t max_runs, max_s;
 	bool json;
+	bool quiet;                     /* no progress line */
 };
 
 static int parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -1118,6 +1121,8 @@ static int parse_args(int argc, char **argv, struct shrink_args *a)
 			return CLI_EXIT_OK;
 		} else if (!strcmp(o, "--json")) {
 			a->json = true;
+		} else if (!strcmp(o, "--quiet")) {
+			a->quiet = true;
 		} else if (!strcmp(o, "-o") || !strcmp(o, "--output")) {
 			if (!v || !*v)
 				return cli_usage_error("shrink: %s needs a folder", o);
@@ -1212,7 +1217,7 @@ int cmd_shrink(int argc, char **argv)
 		goto out;
 	}
 	s->bundle = a.bundle;
-	s->tty = isatty(2) && !a.json;
+	progress_init(&s->progress, a.quiet || a.json);
 	s->axis = "start";
 	code = make_scratch(s) ? CLI_EXIT_USAGE : shrink(s, &a);
 	if (s->scratch[0])

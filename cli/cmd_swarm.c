@@ -18,6 +18,8 @@
 
 #include "cli/bundle.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
+#include "cli/report.h"
 #include "cli/run_report.h"
 #include "cli/runcfg.h"
 #include "run/out_file.h"
@@ -51,7 +53,10 @@ struct swarm_cli {
 	char scratch[PATH_MAX];          /* determinism logs (TMPDIR) */
 	char bundle_scratch[PATH_MAX];   /* reruns of bundles, inside --bundles ("" until needed) */
 	struct timespec start;
-	bool progress;
+	struct progress progress;
+	bool quiet;                      /* --quiet: no progress line */
+	struct report_sink rep;          /* --junit FILE, --tap (cli/report.h) */
+	double last_done_s;              /* when the run before ended (a case's time) */
 	FILE *lines;                     /* the per-run lines and the summary: stdout, or stderr when
 					  * --json is standard output */
 	size_t planned;                  /* runs of this shard */
@@ -99,6 +104,7 @@ static int plan_config(void *arg, const struct swarm_plan *p, struct runcfg *c, 
 static char hang_msg[SWARM_CONFIG_MAX + 256];
 static size_t hang_len;
 static char hang_tmp[OUTFILE_PATH_MAX + 8];
+static char hang_tmp_junit[OUTFILE_PATH_MAX + 8];
 static char hang_scratch[PATH_MAX];        /* the determinism logs' folder, and its two logs */
 static char hang_logs[2][PATH_MAX + 16];
 
@@ -109,6 +115,8 @@ static void on_alarm(int sig)
 	(void)w;
 	if (hang_tmp[0])
 		unlink(hang_tmp);
+	if (hang_tmp_junit[0])
+		unlink(hang_tmp_junit);
 	for (int i = 0; i < 2; i++)   /* unlink and rmdir are async-signal-safe */
 		if (hang_logs[i][0])
 			unlink(hang_logs[i]);
@@ -311,9 +319,9 @@ static int before_run(void *arg, size_t k, const struct swarm_plan *p, const cha
 	double t = elapsed_s(s);
 	if (s->x.time_budget_s && t >= (double)s->x.time_budget_s)
 		return 1;
-	if (s->progress && (k % 16 == 0))
-		fprintf(stderr, "\rswarm: %zu/%zu runs, %zu findings, %.0f runs/s\033[K", k, s->planned, s->t.findings,
-			t > 0 ? (double)k / t : 0.0);
+	if (progress_due(&s->progress))
+		progress_show(&s->progress, "swarm: %zu/%zu runs, %zu findings, %.0f runs/s", k, s->planned,
+			      s->t.findings, t > 0 ? (double)k / t : 0.0);
 	watchdog_arm(s, p->seed, text);
 	/* A test hook, for the watchdog's own test: the run of seed MIGBED_SWARM_TEST_HANG_SEED
 	 * hangs here (until the watchdog's SIGALRM), so the test does not depend on how long a
@@ -323,6 +331,16 @@ static int before_run(void *arg, size_t k, const struct swarm_plan *p, const cha
 		for (;;)
 			pause();
 	return 0;
+}
+
+/* The run as a CI case (--junit, --tap). */
+static void report_swarm_run(struct swarm_cli *s, const struct swarm_run *r, const char *bundle)
+{
+	struct report_case c;
+	double t = elapsed_s(s);
+	report_swarm_case(&c, s->rep.buf, r, bundle, t - s->last_done_s);
+	report_sink_case(&s->rep, &c);
+	s->last_done_s = t;
 }
 
 static void after_run(void *arg, const struct swarm_plan *p, const struct runcfg *c, const struct swarm_run *r)
@@ -338,8 +356,10 @@ static void after_run(void *arg, const struct swarm_plan *p, const struct runcfg
 			dir[0] = '\0';
 		}
 	}
+	progress_clear(&s->progress, s->lines);
 	print_run(s->lines, r, dir);
 	fflush(s->lines);
+	report_swarm_run(s, r, dir);
 	tally_add(&s->t, r, dir);
 	if (s->json.f) {
 		if (s->t.runs > 1)
@@ -385,7 +405,12 @@ static int swarm_go(struct swarm_cli *s)
 		rmdir(s->scratch);
 		return cli_usage_error("swarm: %s", d.msg);
 	}
-	s->lines = s->json.f == stdout ? stderr : stdout;
+	s->lines = s->json.f == stdout || s->x.tap ? stderr : stdout;
+	if (report_sink_open(&s->rep, "migbed swarm", s->x.junit[0] ? s->x.junit : NULL, s->x.tap ? stdout : NULL, &d)) {
+		rmdir(s->scratch);
+		return cli_usage_error("swarm: %s", d.msg);
+	}
+	snprintf(hang_tmp_junit, sizeof hang_tmp_junit, "%s", report_sink_writing(&s->rep));
 	if (s->json.f && s->json.of.tmp[0])
 		snprintf(hang_tmp, sizeof hang_tmp, "%s", s->json.of.tmp);
 	snprintf(hang_scratch, sizeof hang_scratch, "%s", s->scratch);
@@ -402,13 +427,12 @@ static int swarm_go(struct swarm_cli *s)
 				    .scratch = s->scratch, .config = plan_config, .before = before_run,
 				    .done = after_run, .arg = s };
 	s->planned = shard_runs(&s->x);
-	s->progress = isatty(STDERR_FILENO);
+	progress_init(&s->progress, s->quiet);
 	signal(SIGALRM, on_alarm);
 	clock_gettime(CLOCK_MONOTONIC, &s->start);
 	rc = swarm_run(&sc, &res, &d);
 	watchdog_disarm();
-	if (s->progress)
-		fprintf(stderr, "\r\033[K");
+	progress_end(&s->progress);
 	if (s->bundle_scratch[0])
 		bundle_rmdir(s->bundle_scratch);
 	rmdir(s->scratch);
@@ -425,6 +449,8 @@ static int swarm_go(struct swarm_cli *s)
 		if (out_file_commit(&s->json, &d))
 			return cli_usage_error("swarm: %s", d.msg);
 	}
+	if (report_sink_close(&s->rep, elapsed_s(s), &d))
+		return cli_usage_error("swarm: %s", d.msg);
 	return s->t.findings ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
@@ -446,6 +472,7 @@ static int parse_args(struct swarm_cli *s, int argc, char **argv)
 	runcfg_defaults(c);
 	opts_extra_defaults(&s->x);
 	rc = opts_parse_argv(OPTS_SWARM, c, &s->x, argc, argv, &d);
+	s->quiet = c->quiet;
 	free(c);
 	if (rc == 1) {
 		usage(stdout);
@@ -455,6 +482,10 @@ static int parse_args(struct swarm_cli *s, int argc, char **argv)
 		return cli_usage_error("swarm: %s", d.msg);
 	if (s->x.runs && s->x.given[key_row("seeds")])
 		return cli_usage_error("swarm: --runs N and --seeds A..B: give one");
+	if (s->x.tap && !strcmp(s->x.json, "-"))
+		return cli_usage_error("swarm: --tap and --json - would both write to standard output: give --json a file");
+	if (s->x.junit[0] && !strcmp(s->x.junit, s->x.json))
+		return cli_usage_error("swarm: --junit and --json name the same file '%s'", s->x.junit);
 	if (s->x.runs) {
 		s->x.seed_lo = 1;
 		s->x.seed_hi = s->x.runs;
@@ -799,6 +830,7 @@ int cmd_swarm(int argc, char **argv)
 	else
 		rc = rc < 0 ? CLI_EXIT_OK : rc;
 	out_file_abort(&s->json);
+	report_sink_abort(&s->rep);
 	free(s->t.list);
 	free(s);
 	return rc;

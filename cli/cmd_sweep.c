@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/gnuplot.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
@@ -31,6 +32,8 @@ struct sweep_cli {
 	int run_argc;
 	const char *backend;            /* "model" / "verbs" (for the JSON) */
 	char **point_argv;              /* run_argv, then the point's --key VALUE pairs */
+	bool quiet;                     /* --quiet: no progress line */
+	struct progress progress;
 };
 
 /* sweep's own keys (rows of the option table, cli/runcfg.h), parsed once per process. */
@@ -111,6 +114,7 @@ static int parse_args(struct sweep_cli *s, int argc, char **argv)
 	if (rc == 0 && x->plot[0] && gnuplot_check("sweep", x->plot))
 		rc = -1;
 	s->backend = c->backend == HCA_BACKEND_VERBS ? "verbs" : "model";
+	s->quiet = c->quiet;
 	free(c);
 	return rc < 0 ? 2 : rc > 0 ? 1 : 0;
 }
@@ -138,10 +142,12 @@ static int point_config(void *arg, const size_t idx[SWEEP_AXES], struct runcfg *
 
 static void show_progress(void *arg, size_t done, size_t total, size_t point, const size_t idx[SWEEP_AXES])
 {
+	struct progress *p = arg;
 	char pt[256];
-	(void)arg;
+	if (!progress_due(p))
+		return;
 	sweep_point_text(sweep_opts.sweep, idx, pt, sizeof pt);
-	fprintf(stderr, "\rsweep: row %zu/%zu (point %zu) %s\033[K", done + 1, total, point, pt);
+	progress_show(p, "sweep: row %zu/%zu (point %zu) %s", done + 1, total, point, pt);
 }
 
 /* ---- report ------------------------------------------------------------------------------- */
@@ -400,10 +406,11 @@ static int sweep(struct sweep_cli *s)
 		goto out;
 	}
 	out_file_abort(&plot);   /* only checked: gnuplot writes it */
-	sc.progress = isatty(2) ? show_progress : NULL;
+	progress_init(&s->progress, s->quiet);
+	sc.progress = s->progress.on ? show_progress : NULL;
+	sc.progress_arg = &s->progress;
 	int rc = sweep_run(&sc, &res, &d);
-	if (sc.progress && res.n_rows)
-		fputc('\n', stderr);
+	progress_end(&s->progress);
 	if (rc)
 		code = cli_usage_error("sweep: %s", d.msg);
 	else

@@ -19,6 +19,8 @@
 
 #include "cli/bundle.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
+#include "cli/report.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
 #include "faults/fault.h"
@@ -34,6 +36,9 @@ struct torture {
 	int run_argc;
 	uint64_t max_runs, watchdog_ms, shard_k, shard_n, jobs;
 	const char *json_path, *sites;
+	const char *junit_path;         /* --junit FILE, NULL: none */
+	bool tap;                       /* --tap: TAP on stdout instead of the table */
+	bool quiet;                     /* --quiet: no progress line */
 	const char *bundles;            /* --bundles DIR */
 	const char *backend;            /* "model" / "verbs" (for the JSON) */
 };
@@ -41,7 +46,8 @@ struct torture {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: migbed torture [SCENARIO] [--key VALUE ...] [--max-runs N] [--shard K/N]\n"
-		   "                      [--json FILE] [--watchdog-ms N] [--jobs N] [--sites GLOB,...]\n\n"
+		   "                      [--json FILE] [--junit FILE] [--tap] [--watchdog-ms N] [--jobs N]\n"
+		   "                      [--sites GLOB,...]\n\n"
 		   "Fail every fallible call of a migration once: a baseline run counts the calls per\n"
 		   "fault site and side, then the scenario is rerun once per call with that call failed\n"
 		   "by the site's canonical action (reg_mr, dereg_mr, ep_setup, alloc: errno(ENOMEM);\n"
@@ -51,7 +57,7 @@ static void usage(FILE *f)
 		   "does not writes a reproducer bundle --bundles DIR/SITE-SIDE-CALL (migbed replay).\n\n"
 		   "Its own keys, then those of `migbed run`, passed to every run:\n\n");
 	opts_print_help(f, OPTS_TORTURE);
-	fprintf(f, "\nTable: site, side, call, action, verdict, cause, side of the cause.\n"
+	fprintf(f, "\nTable: site, side, call, action, verdict, cause, side of the cause (--tap: TAP instead).\n"
 		   "exit status: 0 every run ended properly, 1 some run hung, crashed, corrupted memory,\n"
 		   "failed without a named cause or did not fire, 2 bad usage.\n");
 }
@@ -86,6 +92,12 @@ static int parse_args(struct torture *t, int argc, char **argv)
 	t->json_path = x->json[0] ? x->json : NULL;
 	t->sites = x->sites[0] ? x->sites : NULL;
 	t->bundles = x->bundles;
+	t->junit_path = x->junit[0] ? x->junit : NULL;
+	t->tap = x->tap;
+	if (t->tap && t->json_path && !strcmp(t->json_path, "-"))
+		return cli_usage_error("torture: --tap and --json - would both write to standard output: give --json a file");
+	if (t->junit_path && t->json_path && !strcmp(t->junit_path, t->json_path))
+		return cli_usage_error("torture: --junit and --json name the same file '%s'", t->junit_path);
 	if (t->run_argc > TORTURE_ARGS_MAX - 16)
 		return cli_usage_error("torture: too many options");
 	struct runcfg *c = calloc(1, sizeof *c);
@@ -100,6 +112,7 @@ static int parse_args(struct torture *t, int argc, char **argv)
 				"under --bundles DIR");
 		rc = -1;
 	}
+	t->quiet = c->quiet;
 	t->scenario = c->scenario[0] ? strdup(c->scenario) : NULL;
 	t->backend = c->backend == HCA_BACKEND_VERBS ? "verbs" : "model";
 	free(c);
@@ -126,8 +139,9 @@ static int run_config(const struct torture *t, struct runcfg *c)
 
 static void show_progress(void *arg, size_t done, size_t total, size_t bad)
 {
-	(void)arg;
-	fprintf(stderr, "\rtorture: %zu/%zu runs, %zu bad ", done, total, bad);
+	struct progress *p = arg;
+	if (progress_due(p) || done == total)
+		progress_show(p, "torture: %zu/%zu runs, %zu bad", done, total, bad);
 }
 
 /* ---- report ------------------------------------------------------------------------------------- */
@@ -137,9 +151,10 @@ static const char *cause_of(const struct torture_run *r)
 	return r->reported ? cause_name(r->cause) : "";
 }
 
+static void print_summary(const struct torture *t, const struct torture_result *res, FILE *f);
+
 static void print_table(const struct torture *t, const struct torture_result *res, FILE *f)
 {
-	const size_t *n = res->n;
 	fprintf(f, "%-24s %-4s %6s  %-20s %-10s %-26s %s\n", "SITE", "SIDE", "CALL", "ACTION", "VERDICT", "CAUSE", "BY");
 	for (size_t i = 0; i < res->n_runs; i++) {
 		const struct torture_run *r = &res->runs[i];
@@ -149,6 +164,12 @@ static void print_table(const struct torture *t, const struct torture_result *re
 		if (!torture_verdict_proper(r->verdict))
 			fprintf(f, "    ^ %s\n", r->detail[0] ? r->detail : "(no detail)");
 	}
+	print_summary(t, res, f);
+}
+
+static void print_summary(const struct torture *t, const struct torture_result *res, FILE *f)
+{
+	const size_t *n = res->n;
 	fprintf(f, "torture: %zu runs (%llu calls in %zu site/side groups, shard %llu/%llu): %zu completed, "
 		   "%zu failed with a named cause, %zu bad (hang %zu, crash %zu, unnamed %zu, corrupt %zu, "
 		   "not-fired %zu, error %zu)\n",
@@ -194,8 +215,71 @@ static void print_json(const struct torture *t, const struct torture_result *res
 	fprintf(f, "},\"ok\":%s}\n", res->ok ? "true" : "false");
 }
 
-/* The result: the table, then the JSON (json open: written and committed). Exit status. */
-static int report(const struct torture *t, const struct torture_result *res, struct out_file *json)
+/* The reruns as TAP (instead of the table; the summary a comment) or JUnit XML (cli/report.h). */
+static void print_tap(const struct torture *t, const struct torture_result *res, FILE *f)
+{
+	struct report_buf *b = malloc(sizeof *b);
+	report_tap_head(f, res->n_runs);
+	for (size_t i = 0; b && i < res->n_runs; i++) {
+		struct report_case c;
+		report_torture_case(&c, b, &res->runs[i], t->scenario, t->bundles);
+		report_tap_case(f, i + 1, &c);
+	}
+	free(b);
+}
+
+static int write_junit(const struct torture *t, const struct torture_result *res, FILE *f)
+{
+	struct report_buf *b = malloc(sizeof *b);
+	struct report_junit j;
+	int rc = b ? report_junit_begin(&j) : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < res->n_runs; i++) {
+		struct report_case c;
+		report_torture_case(&c, b, &res->runs[i], t->scenario, t->bundles);
+		report_junit_case(&j, &c);
+	}
+	if (rc == 0) {
+		rc = report_junit_end(&j, f, "migbed torture", 0.0);
+		report_junit_free(&j);
+	}
+	free(b);
+	return rc;
+}
+
+/* A baseline that does not complete: one failed case "baseline" for CI (TAP, JUnit), so a CI
+ * job still finds its report. CLI_EXIT_FAIL, or CLI_EXIT_USAGE when the JUnit file fails. */
+static int report_baseline(const struct torture *t, const struct torture_run *b, struct out_file *junit)
+{
+	char msg[TORTURE_DETAIL_MAX + 160];
+	struct report_junit j;
+	struct diag d = { 0 };
+	int n = snprintf(msg, sizeof msg, "the scenario does not complete without faults (%s %s): nothing to sweep",
+			 torture_verdict_name(b->verdict), b->reported ? cause_name(b->cause) : "-");
+	(void)n;   /* a long text is cut */
+	struct report_case c = { .classname = "migbed.torture", .name = "baseline", .file = t->scenario,
+				 .result = REPORT_FAIL, .type = torture_verdict_name(b->verdict), .message = msg,
+				 .text = b->detail, .secs = -1, .fields = { { "result", msg }, { "detail", b->detail } } };
+	if (t->tap) {
+		report_tap_head(stdout, 1);
+		report_tap_case(stdout, 1, &c);
+		fflush(stdout);
+	}
+	if (!junit->f)
+		return CLI_EXIT_FAIL;
+	if (report_junit_begin(&j))
+		return cli_usage_error("torture: --junit %s: out of memory", t->junit_path);
+	report_junit_case(&j, &c);
+	int rc = report_junit_end(&j, junit->f, "migbed torture", 0.0);
+	report_junit_free(&j);
+	if (rc || out_file_commit(junit, &d))
+		return cli_usage_error("torture: --junit %s: %s", t->junit_path, rc ? "out of memory" : d.msg);
+	return CLI_EXIT_FAIL;
+}
+
+/* The result: the table (or TAP), then the JSON and the JUnit XML (each open: written and
+ * committed). Exit status. */
+static int report(const struct torture *t, const struct torture_result *res, struct out_file *json,
+		  struct out_file *junit)
 {
 	struct diag d = { 0 };
 	const struct torture_run *b = &res->baseline;
@@ -203,13 +287,25 @@ static int report(const struct torture *t, const struct torture_result *res, str
 		fprintf(stderr, "migbed: torture: the scenario does not complete without faults (%s%s%s: %s): "
 				"nothing to sweep\n", torture_verdict_name(b->verdict), cause_of(b)[0] ? " " : "",
 			cause_of(b), b->detail);
-		return CLI_EXIT_FAIL;
+		return report_baseline(t, b, junit);
 	}
-	print_table(t, res, stdout);
+	if (t->tap) {
+		print_tap(t, res, stdout);
+		fputs("# ", stdout);
+		print_summary(t, res, stdout);
+	} else {
+		print_table(t, res, stdout);
+	}
 	fflush(stdout);
 	if (json->f) {
 		print_json(t, res, json->f);
 		if (out_file_commit(json, &d))
+			return cli_usage_error("torture: %s", d.msg);
+	}
+	if (junit->f) {
+		if (write_junit(t, res, junit->f))
+			return cli_usage_error("torture: --junit %s: out of memory", t->junit_path);
+		if (out_file_commit(junit, &d))
 			return cli_usage_error("torture: %s", d.msg);
 	}
 	return res->ok ? CLI_EXIT_OK : CLI_EXIT_FAIL;
@@ -298,14 +394,16 @@ static int sweep(const struct torture *t)
 	struct runcfg *c = calloc(1, sizeof *c);
 	struct torture_result res = { 0 };
 	struct torture_config tc;
-	struct out_file json = { 0 };
+	struct out_file json = { 0 }, junit = { 0 };
+	struct progress pr;
 	struct diag d = { 0 };
 	int code;
 	if (!c)
 		return cli_usage_error("torture: out of memory");
 	if ((code = run_config(t, c)) != 0)
 		goto out;
-	if (t->json_path && out_file_open(&json, t->json_path, &d)) {
+	if ((t->json_path && out_file_open(&json, t->json_path, &d)) ||
+	    (t->junit_path && out_file_open(&junit, t->junit_path, &d))) {
 		code = cli_usage_error("torture: %s", d.msg);
 		goto out;
 	}
@@ -316,16 +414,18 @@ static int sweep(const struct torture *t)
 	tc.shard_k = t->shard_k;
 	tc.shard_n = t->shard_n;
 	tc.jobs = t->jobs;
-	tc.progress = isatty(2) ? show_progress : NULL;
+	progress_init(&pr, t->quiet);
+	tc.progress = pr.on ? show_progress : NULL;
+	tc.progress_arg = &pr;
 	int rc = torture_sweep(&tc, &res, &d);
-	if (tc.progress && res.swept)
-		fputc('\n', stderr);
+	progress_end(&pr);
 	if (rc)
 		code = cli_usage_error("torture: %s", d.msg);
 	else if ((code = write_bundles(t, c, &res)) == 0)
-		code = report(t, &res, &json);
+		code = report(t, &res, &json, &junit);
 out:
 	out_file_abort(&json);
+	out_file_abort(&junit);
 	torture_result_free(&res);
 	free(c);
 	return code;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/runcfg.h"
 #include "sim/tracegen.h"
 
@@ -44,8 +45,19 @@ static int parse(struct runcfg *c, struct opts_extra *x, int argc, char **argv, 
 	return 0;
 }
 
+/* The status line of a long generation (cli/progress.h). */
+static void show_progress(void *arg, const struct tgen_stats *st, uint64_t t_ns)
+{
+	struct progress *p = arg;
+	if (progress_due(p))
+		progress_show(p, "trace gen: %.1f s of the workload, %llu epochs, %llu ranges, %llu pages written",
+			      (double)t_ns / 1e9, (unsigned long long)st->epochs, (unsigned long long)st->ranges,
+			      (unsigned long long)st->pages);
+}
+
 int cmd_trace_gen(int argc, char **argv)
 {
+	struct progress pr;
 	struct runcfg *c = calloc(1, sizeof *c);
 	struct opts_extra *x = calloc(1, sizeof *x);
 	struct tgen_stats st = { 0 };
@@ -61,7 +73,12 @@ int cmd_trace_gen(int argc, char **argv)
 		code = CLI_EXIT_OK;
 		goto out;
 	}
-	if (rc || tgen_write_stats(&c->gen, x->output, &st, &d)) {
+	if (rc == 0) {
+		progress_init(&pr, c->quiet);
+		rc = tgen_write_progress(&c->gen, x->output, &st, pr.on ? show_progress : NULL, &pr, &d);
+		progress_end(&pr);
+	}
+	if (rc) {
 		code = cli_usage_error(CMD ": %s", d.msg);
 		goto out;
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "sim/size.h"
 #include "sim/trace.h"
 
@@ -168,14 +169,16 @@ static int stats_range(struct trace_stats *s, const struct trace_range *r)
 }
 
 /* Read the whole trace into s. 0, or an exit status with the message printed. */
-static int stats_collect(const char *path, struct trace_stats *s)
+static int stats_collect(const char *path, struct trace_stats *s, bool quiet)
 {
 	trace_reader *r = NULL;
 	struct trace_range rg;
+	struct progress pr;
 	struct diag d;
-	uint64_t t_ns;
+	uint64_t t_ns, epochs = 0;
 	int rc;
 
+	progress_init(&pr, quiet);
 	rc = trace_open(path, &r, &d);
 	if (rc)
 		return cli_usage_error("trace stat: %s", d.msg);
@@ -185,6 +188,10 @@ static int stats_collect(const char *path, struct trace_stats *s)
 		goto out;
 	}
 	while ((rc = trace_next_epoch(r, &t_ns)) > 0) {
+		if (progress_due(&pr))
+			progress_show(&pr, "trace stat: %s: epoch %" PRIu64 ", %.1f s of the workload", path, epochs,
+				      (double)t_ns / 1e9);
+		epochs++;
 		stats_epoch(s, t_ns);
 		while ((rc = trace_next_range(r, &rg)) > 0)
 			if (stats_range(s, &rg)) {
@@ -196,6 +203,7 @@ static int stats_collect(const char *path, struct trace_stats *s)
 			break;
 	}
 	if (rc < 0) {
+		progress_end(&pr);
 		rc = cli_usage_error("trace stat: %s", trace_diag(r));
 		goto out;
 	}
@@ -203,6 +211,7 @@ static int stats_collect(const char *path, struct trace_stats *s)
 		window_finish(&s->win[i]);
 	rc = 0;
 out:
+	progress_end(&pr);
 	trace_close(r);
 	return rc;
 }
@@ -302,7 +311,7 @@ static void print_json(const char *path, const struct trace_stats *s)
 /* -------------------------------------------------------------------- options */
 
 static const char stat_usage[] =
-	"usage: migbed trace stat FILE [--json]\n"
+	"usage: migbed trace stat FILE [--json] [--quiet]\n"
 	"\n"
 	"Summarise a trace (format: docs/trace-format.md; FILE.zst is read through zstd):\n"
 	"page size, blocks, duration, epochs, pages written (sum of the range lengths),\n"
@@ -313,6 +322,7 @@ static const char stat_usage[] =
 	"\n"
 	"options:\n"
 	"  --json      print the same as one JSON object (keys in a fixed order)\n"
+	"  --quiet     no progress line on a terminal\n"
 	"  -h, --help  this help\n"
 	"\n"
 	"exit status: 0 printed, 2 bad usage or a bad trace (FILE:LINE: problem on stderr,\n"
@@ -336,10 +346,11 @@ static const char check_usage[] =
 
 /* Parse [--json] [--help] FILE. Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, const char *name, const char *usage,
-		      bool *json, const char **file)
+		      bool *json, bool *quiet, const char **file)
 {
 	static const struct option stat_opts[] = {
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -353,6 +364,10 @@ static int parse_args(int argc, char **argv, const char *name, const char *usage
 		}
 		if (c == 'j' && json) {
 			*json = true;
+			continue;
+		}
+		if (c == 'q' && quiet) {
+			*quiet = true;
 			continue;
 		}
 		return cli_usage_error("trace %s: unknown option '%s' (see migbed trace %s "
@@ -372,15 +387,15 @@ int cmd_trace_stat(int argc, char **argv)
 {
 	struct trace_stats *s = calloc(1, sizeof *s);
 	const char *file = NULL;
-	bool json = false;
+	bool json = false, quiet = false;
 	int rc;
 
 	if (!s)
 		return cli_usage_error("trace stat: out of memory");
-	rc = parse_args(argc, argv, "stat", stat_usage, &json, &file);
+	rc = parse_args(argc, argv, "stat", stat_usage, &json, &quiet, &file);
 	if (rc >= 0)
 		goto out;
-	rc = stats_collect(file, s);
+	rc = stats_collect(file, s, quiet);
 	if (rc)
 		goto out;
 	if (json)
@@ -405,7 +420,7 @@ int cmd_trace_check(int argc, char **argv)
 	const char *file = NULL;
 	uint64_t epochs = 0;
 	long defects;
-	int rc = parse_args(argc, argv, "check", check_usage, NULL, &file);
+	int rc = parse_args(argc, argv, "check", check_usage, NULL, NULL, &file);
 
 	if (rc >= 0)
 		return rc;

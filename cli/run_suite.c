@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
+#include "cli/report.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
 #include "run/out_file.h"
@@ -142,67 +144,40 @@ out:
 	free(argv);
 }
 
-/* A YAML single-quoted scalar (a quote is doubled). */
-static void yaml_quoted(FILE *f, const char *s)
+/* Entry e as a CI case (cli/report.h); out is its system-out line's buffer. */
+static void as_case(const struct entry *e, struct report_case *rc, char *out, size_t out_n)
 {
-	fputc('\'', f);
-	for (; s && *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
-	}
-	fputc('\'', f);
-}
-
-static void xml_text(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		switch (ch) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&apos;", f); break;
-		default:
-			if (ch < 0x20 && ch != '\n' && ch != '\t')
-				fputc('?', f);   /* not allowed in XML 1.0 */
-			else
-				fputc(ch, f);
-		}
+	const char *what = e->code == CLI_EXIT_USAGE ? e->detail : e->verdict;
+	snprintf(out, out_n, "migbed: %s", what);
+	*rc = (struct report_case){ .classname = "migbed.run", .name = e->name, .file = e->file,
+				    .result = e->code == CLI_EXIT_OK ? REPORT_PASS
+					      : e->code == CLI_EXIT_FAIL ? REPORT_FAIL : REPORT_ERROR,
+				    .out = out, .secs = e->secs,
+				    .fields = { { "file", e->file }, { "result", what } } };
+	if (e->code == CLI_EXIT_FAIL) {
+		rc->type = e->cause ? cause_name(e->cause) : "NONE";
+		rc->message = e->verdict;
+		rc->text = e->detail;
+	} else if (e->code == CLI_EXIT_USAGE) {
+		rc->type = "bad input";
+		rc->message = e->detail;
 	}
 }
 
-static void write_junit(FILE *f, const struct entry *e, size_t n, size_t fails, size_t errs, double secs)
+static int write_junit(FILE *f, const struct entry *e, size_t n, double secs)
 {
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<testsuites name=\"migbed run\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n"
-		   "  <testsuite name=\"migbed run\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\" time=\"%.3f\">\n",
-		n, fails, errs, secs, n, fails, errs, secs);
-	for (size_t i = 0; i < n; i++) {
-		fputs("    <testcase classname=\"migbed.run\" name=\"", f);
-		xml_text(f, e[i].name);
-		fputs("\" file=\"", f);
-		xml_text(f, e[i].file);
-		fprintf(f, "\" time=\"%.3f\">\n", e[i].secs);
-		if (e[i].code == CLI_EXIT_FAIL) {
-			fputs("      <failure type=\"", f);
-			xml_text(f, e[i].cause ? cause_name(e[i].cause) : "NONE");
-			fputs("\" message=\"", f);
-			xml_text(f, e[i].verdict);
-			fputs("\">", f);
-			xml_text(f, e[i].detail);
-			fputs("</failure>\n", f);
-		} else if (e[i].code == CLI_EXIT_USAGE) {
-			fputs("      <error type=\"bad input\" message=\"", f);
-			xml_text(f, e[i].detail);
-			fputs("\"/>\n", f);
-		}
-		fputs("      <system-out>migbed: ", f);
-		xml_text(f, e[i].code == CLI_EXIT_USAGE ? e[i].detail : e[i].verdict);
-		fputs("</system-out>\n    </testcase>\n", f);
+	struct report_junit j;
+	char out[DIAG_MSG_MAX + 16];
+	int rc = report_junit_begin(&j);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		struct report_case c;
+		as_case(&e[i], &c, out, sizeof out);
+		report_junit_case(&j, &c);
 	}
-	fputs("  </testsuite>\n</testsuites>\n", f);
+	if (rc == 0)
+		rc = report_junit_end(&j, f, "migbed run", secs);
+	report_junit_free(&j);
+	return rc;
 }
 
 static void write_json(FILE *f, const struct entry *e, size_t n, size_t pass, size_t fails, size_t errs)
@@ -324,6 +299,9 @@ int run_suite(int argc, char **argv)
 		code = cli_usage_error("run: %s", d.msg);
 		goto out;
 	}
+	bool quiet = false;
+	for (int i = 0; i < nopt; i++)
+		quiet |= !strcmp(opts[i], "--quiet");
 	opts[nopt++] = "--quiet";
 	e = calloc(n, sizeof *e);
 	if (!e) {
@@ -332,8 +310,10 @@ int run_suite(int argc, char **argv)
 	}
 	size_t pass = 0, fails = 0, errs = 0;
 	double t0 = now_s();
+	struct progress pr;
+	progress_init(&pr, quiet);
 	if (tap)
-		printf("TAP version 13\n1..%zu\n", n);
+		report_tap_head(stdout, n);
 	for (size_t i = 0; i < n; i++) {
 		e[i].file = files[i];
 		const char *slash = strrchr(files[i], '/');
@@ -342,7 +322,11 @@ int run_suite(int argc, char **argv)
 		if (nl > 4 && !strcmp(e[i].name + nl - 4, ".scn"))
 			e[i].name[nl - 4] = '\0';
 		fflush(stdout);
+		if (progress_due(&pr))
+			progress_show(&pr, "run: scenario %zu/%zu %s: %zu passed, %zu failed, %zu could not run", i + 1, n,
+				      e[i].name, pass, fails, errs);
 		run_one(&e[i], nopt, opts);
+		progress_clear(&pr, tap ? stdout : lf);   /* the scenario's line, where the status line was */
 		if (e[i].code == CLI_EXIT_OK)
 			pass++;
 		else if (e[i].code == CLI_EXIT_FAIL)
@@ -351,22 +335,23 @@ int run_suite(int argc, char **argv)
 			errs++;
 		const char *what = e[i].code == CLI_EXIT_USAGE ? e[i].detail : e[i].verdict;
 		if (tap) {
-			printf("%sok %zu - %s\n", e[i].code ? "not " : "", i + 1, e[i].name);
-			fputs("  ---\n  file: ", stdout);
-			yaml_quoted(stdout, e[i].file);
-			fputs("\n  result: ", stdout);
-			yaml_quoted(stdout, what);
-			printf("\n  seconds: %.3f\n  ...\n", e[i].secs);
+			struct report_case c;
+			char out[DIAG_MSG_MAX + 16];
+			as_case(&e[i], &c, out, sizeof out);
+			report_tap_case(stdout, i + 1, &c);
 		} else {
 			fprintf(lf, "%-5s %s: %s\n", e[i].code == CLI_EXIT_OK ? "ok" : e[i].code == CLI_EXIT_FAIL ? "FAIL" : "ERROR",
 				e[i].name, what);
 		}
 	}
+	progress_end(&pr);
 	double secs = now_s() - t0;
 	fprintf(lf, "%s%zu scenarios: %zu passed, %zu failed, %zu could not run (%.1f s)\n", tap ? "# " : "migbed: run: ",
 		n, pass, fails, errs, secs);
-	if (jx.f)
-		write_junit(jx.f, e, n, fails, errs, secs);
+	if (jx.f && write_junit(jx.f, e, n, secs)) {
+		code = cli_usage_error("run: --junit %s: out of memory", junit);
+		goto out;
+	}
 	if (jj.f)
 		write_json(jj.f, e, n, pass, fails, errs);
 	if ((jx.f && out_file_commit(&jx, &d)) || (jj.f && out_file_commit(&jj, &d))) {

@@ -42,6 +42,8 @@ struct opts_extra {
 	uint64_t runs;                 /* swarm --runs N: seeds 1..N (0: not given) */
 	uint64_t time_budget_s;        /* swarm: stop starting runs after this (0: none) */
 	bool check_determinism;        /* swarm */
+	char junit[1024];              /* torture, swarm: --junit FILE ("": none) */
+	bool tap;                      /* torture, swarm: --tap */
 	bool given[RUNCFG_MAX_KEYS];
 };
 

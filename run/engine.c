@@ -270,6 +270,15 @@ static void update_counters(struct eng *e)
 	evlog_emit(e->ev, "sim", "counters", "bw_bytes_per_ms=%llu threshold=%llu pending=%llu",
 		   (unsigned long long)bw_per_ms, (unsigned long long)e->threshold_bytes,
 		   (unsigned long long)(pending_pages(e) * e->page_size));
+	if (e->o->progress) {
+		const struct metrics *m = e->out;
+		struct engine_progress p = { .virtual_ns = t, .round = m->dirty_sync_count,
+					     .remaining_bytes = pending_pages(e) * e->page_size,
+					     .transferred_bytes = transferred(e), .dirty_pages_rate = m->dirty_pages_rate,
+					     .expected_downtime_ms = m->expected_downtime_ms,
+					     .bandwidth_bytes_per_ms = bw_per_ms };
+		e->o->progress(e->o->progress_arg, &p);
+	}
 }
 
 static bool rate_exceeded(const struct eng *e)

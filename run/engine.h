@@ -20,6 +20,18 @@
 #include "sim/trace.h"
 #include "transport/proto.h"
 
+/* Where a migration is, as HMP `info migrate` shows it: handed to engine_opts.progress after
+ * every counters period (100 ms of virtual time) while the guest runs. */
+struct engine_progress {
+	uint64_t virtual_ns;               /* the virtual clock */
+	uint64_t round;                    /* dirty-sync-count: the bitmap syncs so far */
+	uint64_t remaining_bytes;          /* dirty pages pending at the source */
+	uint64_t transferred_bytes;
+	uint64_t dirty_pages_rate;         /* pages/s, as query-migrate measures it (0: not yet) */
+	uint64_t expected_downtime_ms;
+	uint64_t bandwidth_bytes_per_ms;   /* of the period just measured */
+};
+
 struct engine_opts {
 	uint64_t downtime_limit_ms;        /* default 300 */
 	uint64_t max_bandwidth_bytes_per_s; /* default 128 MiB/s; 0 = unlimited */
@@ -28,6 +40,10 @@ struct engine_opts {
 	uint64_t max_time_ms;              /* give up (NOT_CONVERGED) after this much virtual time; default 600000 */
 	bool trace_loop;                   /* replay the trace again when it ends; default true */
 	uint64_t seed;
+	/* NULL, or told where the migration is every counters period; it only reads (a run is
+	 * the same with or without it: the caller's wall-clock status line, cli/progress.h) */
+	void (*progress)(void *arg, const struct engine_progress *p);
+	void *progress_arg;
 };
 void engine_opts_defaults(struct engine_opts *o);
 

@@ -1,6 +1,6 @@
 /* run_test - the run API: a small model run completes and verifies; a registration fault
  * ends in its named cause on its side, listed as fired once; the same config twice gives
- * the same result and the same event log. */
+ * the same result and the same event log; a progress callback sees the run and changes nothing. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,6 +174,53 @@ static void test_same_config_same_run(void **state)
 	unlink(ev2);
 }
 
+struct seen {
+	size_t calls;
+	uint64_t last_ns, last_transferred;
+};
+
+static void see_progress(void *arg, const struct engine_progress *p)
+{
+	struct seen *s = arg;
+	assert_true(p->virtual_ns > s->last_ns);            /* once per counters period, in order */
+	assert_true(p->transferred_bytes >= s->last_transferred);
+	s->last_ns = p->virtual_ns;
+	s->last_transferred = p->transferred_bytes;
+	s->calls++;
+}
+
+/* The progress callback (the CLI's status line) sees the migration and changes nothing. */
+static void test_progress_changes_nothing(void **state)
+{
+	(void)state;
+	char ev1[] = "/tmp/migbed-run-test-XXXXXX", ev2[] = "/tmp/migbed-run-test-XXXXXX";
+	int fd1 = mkstemp(ev1), fd2 = mkstemp(ev2);
+	assert_true(fd1 >= 0 && fd2 >= 0);
+	close(fd1);
+	close(fd2);
+	struct runcfg c;
+	struct run_result a, b;
+	struct seen seen = { 0 };
+	small_config(&c);
+	c.eng.max_bandwidth_bytes_per_s = 16ull << 20;   /* a few counters periods */
+	run_logged(&c, ev1, &a);
+	c.eng.progress = see_progress;
+	c.eng.progress_arg = &seen;
+	run_logged(&c, ev2, &b);
+	assert_true(seen.calls > 1);
+	assert_int_equal(a.out.completed, b.out.completed);
+	assert_int_equal(a.out.cause, b.out.cause);
+	assert_int_equal(a.virtual_ns, b.virtual_ns);
+	size_t na, nb;
+	char *la = slurp(ev1, &na), *lb = slurp(ev2, &nb);
+	assert_int_equal(na, nb);
+	assert_memory_equal(la, lb, na);
+	free(la);
+	free(lb);
+	unlink(ev1);
+	unlink(ev2);
+}
+
 static void test_bad_input_leaves_nothing(void **state)
 {
 	(void)state;
@@ -213,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_small_run_completes),
 		cmocka_unit_test(test_fault_ends_in_its_cause),
 		cmocka_unit_test(test_same_config_same_run),
+		cmocka_unit_test(test_progress_changes_nothing),
 		cmocka_unit_test(test_bad_input_leaves_nothing),
 		cmocka_unit_test(test_result_copy_keeps_detail),
 	};

@@ -249,6 +249,8 @@ struct emitter {
 	struct tgen_stats *st;
 	uint64_t first;                   /* pending range, n == 0: none */
 	uint64_t n;
+	void (*progress)(void *arg, const struct tgen_stats *so_far, uint64_t t_ns);   /* NULL: none */
+	void *progress_arg;
 };
 
 static int emit_flush(struct emitter *e)
@@ -290,6 +292,8 @@ static int emit_epoch(struct emitter *e, uint64_t t_ns)
 	if (rc == 0)
 		rc = trace_writer_epoch(e->w, t_ns);
 	e->st->epochs++;
+	if (e->progress)
+		e->progress(e->progress_arg, e->st, t_ns);
 	return rc;
 }
 
@@ -526,6 +530,13 @@ static void fill_header(const struct tgen_opts *o, struct trace_header *h)
 int tgen_write_stats(const struct tgen_opts *o, const char *path, struct tgen_stats *st,
 		     struct diag *d)
 {
+	return tgen_write_progress(o, path, st, NULL, NULL, d);
+}
+
+int tgen_write_progress(const struct tgen_opts *o, const char *path, struct tgen_stats *st,
+			void (*progress)(void *arg, const struct tgen_stats *so_far, uint64_t t_ns), void *arg,
+			struct diag *d)
+{
 	struct tgen_stats local = { 0 };
 	struct trace_header h;
 	struct gen g = { .o = o };
@@ -545,7 +556,7 @@ int tgen_write_stats(const struct tgen_opts *o, const char *path, struct tgen_st
 			diag_set(d, "%s: cannot write: %s", path, strerror(-rc));
 		return rc;
 	}
-	g.e = (struct emitter){ .w = w, .st = &local };
+	g.e = (struct emitter){ .w = w, .st = &local, .progress = progress, .progress_arg = arg };
 	g.set.n_pages = guest_pages(o);
 	rc = write_gen_comment(w, o);
 	if (rc == 0)

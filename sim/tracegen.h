@@ -84,6 +84,11 @@ struct tgen_stats {
 /* tgen_write that also reports what it wrote (st may be NULL; untouched on failure). */
 int tgen_write_stats(const struct tgen_opts *o, const char *path, struct tgen_stats *st,
 		     struct diag *d);
+/* tgen_write_stats that tells progress(arg, what is written so far, the epoch's virtual time)
+ * after every epoch (progress may be NULL). The trace is the same with or without it. */
+int tgen_write_progress(const struct tgen_opts *o, const char *path, struct tgen_stats *st,
+			void (*progress)(void *arg, const struct tgen_stats *so_far, uint64_t t_ns), void *arg,
+			struct diag *d);
 /* "rand-set" etc. -> pattern; -EINVAL if unknown. */
 int tgen_pattern_parse(const char *s, enum tgen_pattern *out);
 const char *tgen_pattern_name(enum tgen_pattern p);

@@ -1,0 +1,84 @@
+/* progress - the status line of long work on a terminal (cli/progress.h). */
+#include "cli/progress.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROGRESS_INTERVAL_MS 1000.0
+#define PROGRESS_INTERVAL_MS_MAX 3600000.0
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+bool progress_enabled(bool quiet)
+{
+	const char *env = getenv("MIGBED_PROGRESS");
+	if (quiet || (env && !strcmp(env, "0")))
+		return false;
+	return (env && !strcmp(env, "1")) || isatty(STDERR_FILENO);
+}
+
+static double interval_s(void)
+{
+	const char *env = getenv("MIGBED_PROGRESS_INTERVAL_MS");
+	char *end;
+	if (!env || !*env)
+		return PROGRESS_INTERVAL_MS / 1000.0;
+	double ms = strtod(env, &end);
+	if (*end || !(ms >= 0.0) || ms > PROGRESS_INTERVAL_MS_MAX)
+		return PROGRESS_INTERVAL_MS / 1000.0;   /* a test knob: a bad value is the default */
+	return ms / 1000.0;
+}
+
+void progress_init(struct progress *p, bool quiet)
+{
+	*p = (struct progress){ .on = progress_enabled(quiet) };
+	if (p->on) {
+		p->interval_s = interval_s();
+		p->next_s = now_s() + p->interval_s;
+	}
+}
+
+bool progress_due(struct progress *p)
+{
+	return p->on && now_s() >= p->next_s;
+}
+
+void progress_show(struct progress *p, const char *fmt, ...)
+{
+	va_list ap;
+	if (!p->on)
+		return;
+	fputc('\r', stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\033[K", stderr);
+	fflush(stderr);
+	p->shown = true;
+	p->next_s = now_s() + p->interval_s;
+}
+
+void progress_end(struct progress *p)
+{
+	if (p->on && p->shown)
+		fputc('\n', stderr);
+	p->shown = false;
+}
+
+void progress_clear(struct progress *p, FILE *out)
+{
+	if (!p->on || !p->shown || !isatty(fileno(out)))
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	p->shown = false;
+}
