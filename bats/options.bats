@@ -128,13 +128,13 @@ keys_of() {  # keys_of COMMAND: the keys the table gives COMMAND, one per line
   cd "$BATS_TEST_TMPDIR"
   [[ "$output" == *"(also --vm-bytes, stress-ng's name: the total over the workers, divided among them)"* ]]
   # stress-ng 0.15 divides --vm-bytes among the workers (docs/record.md): 3M over 3 = 1M each
-  run "$MIGBED" trace gen --vm 3 --vm-bytes 3m --vm-method rand-set --guest 4M --duration-ms 40 --seed 2 -o a.trace
+  run "$MIGBED" trace gen --vm 3 --vm-bytes 3m --vm-method rand-set --vm-keep --guest 4M --duration-ms 40 --seed 2 -o a.trace
   [ "$status" -eq 0 ]
   run "$MIGBED" trace gen --workers 3 --worker-bytes 1M --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o b.trace
   [ "$status" -eq 0 ]
   cmp a.trace b.trace
   # the last of --vm-bytes and --worker-bytes wins; less than a page each is refused
-  run "$MIGBED" trace gen --vm 3 --vm-bytes 3m --worker-bytes 1M --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o d.trace
+  run "$MIGBED" trace gen --vm 3 --vm-bytes 3m --worker-bytes 1M --vm-keep --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o d.trace
   [ "$status" -eq 0 ]
   cmp b.trace d.trace
   run "$MIGBED" trace gen --vm 4 --vm-bytes 8k --pattern rand-set --guest 4M --duration-ms 40 --seed 2 -o e.trace

@@ -198,3 +198,80 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
   "$MIGBED" trace gen --pattern idle --guest 1M --duration-ms 10 --seed 1 -o out.trace 2>/dev/null
   head -1 out.trace | grep -qx 'migbed-trace 1'
 }
+
+@test "trace gen: stress-ng's spelling churns (a pass ends with the whole region), --vm-keep and --churn false do not" {
+  local sn=(trace gen --vm 2 --vm-bytes 64K --vm-method rand-set --guest 1M --sweep-rate 800K --epoch-ms 10 --duration-ms 100 --seed 1)
+  run "$MIGBED" "${sn[@]}" -o churn.trace
+  [ "$status" -eq 0 ]
+  # 2 pages per epoch in 8-page regions: the pass ends at 40 ms and 80 ms with both regions whole
+  [ "$(grep -A1 '^epoch 40ms' churn.trace | tail -1)" = "pc.ram 0-15" ]
+  [ "$(grep -A1 '^epoch 80ms' churn.trace | tail -1)" = "pc.ram 0-15" ]
+  [ "$(grep -A1 "^epoch 50ms" churn.trace | tail -1)" = "pc.ram 0-1 8-9" ]   # the next pass from page 0
+  run "$MIGBED" "${sn[@]}" --vm-keep -o keep.trace
+  [ "$status" -eq 0 ]
+  [ "$(grep -A1 '^epoch 40ms' keep.trace | tail -1)" = "pc.ram 6-7 14-15" ]
+  run "$MIGBED" "${sn[@]}" --churn false -o nochurn.trace
+  [ "$status" -eq 0 ]
+  cmp keep.trace nochurn.trace
+  # migbed's own spelling keeps the old default (no churn): the same as --vm-keep
+  run "$MIGBED" trace gen --pattern rand-set --workers 2 --worker-bytes 32K --guest 1M --sweep-rate 800K --epoch-ms 10 --duration-ms 100 --seed 1 -o own.trace
+  [ "$status" -eq 0 ]
+  cmp keep.trace own.trace
+  expect_usage_error "contradicts churn = true" "${sn[@]:2}" --vm-keep --churn true -o out.trace
+  expect_usage_error "churn only applies to pattern rand-set" --pattern random --churn true --guest 1M --duration-ms 100 --seed 1 -o out.trace
+}
+
+@test "trace gen: --first-touch-ms delays the regions, --sweep-jitter-pct varies the rate (seeded)" {
+  gen rand-set ft.trace --guest 1M --workers 2 --worker-bytes 32K --sweep-rate 800K --epoch-ms 10 --duration-ms 100 --first-touch-ms 25
+  [ "$(grep -A1 '^epoch 20ms' ft.trace | tail -1)" = "epoch 30ms" ]        # nothing before 25 ms
+  [ "$(grep -A1 '^epoch 30ms' ft.trace | tail -1)" = "pc.ram 0-15" ]       # the first touch
+  gen rand-set j1.trace --sweep-jitter-pct 60
+  gen rand-set j2.trace --sweep-jitter-pct 60
+  cmp j1.trace j2.trace
+  gen rand-set j0.trace
+  run cmp -s j0.trace j1.trace
+  [ "$status" -eq 1 ]
+  expect_usage_error "is not before duration-ms" --pattern rand-set --guest 1M --duration-ms 100 --first-touch-ms 100 --seed 1 -o out.trace
+  expect_usage_error "sweep-jitter-pct" --pattern rand-set --guest 1M --duration-ms 100 --sweep-jitter-pct 101 --seed 1 -o out.trace
+}
+
+@test "trace gen: --layout-nonzero-pct writes a version 2 layout that trace check, stat and run read" {
+  gen idle l.trace --guest 64M --layout-nonzero-pct 25 --layout-extent 1M
+  [ "$(head -1 l.trace)" = "migbed-trace 2" ]
+  run "$MIGBED" trace check l.trace
+  [ "$status" -eq 0 ]
+  run "$MIGBED" trace stat l.trace
+  [[ "$output" == *"layout          4096 pages non-zero at start (16.000 MiB, 25.0 % of the guest"* ]]
+  # the layout decides what the migration transfers: 16 MiB of data against an all-zero guest
+  gen idle z.trace --guest 64M
+  [ "$(head -1 z.trace)" = "migbed-trace 1" ]
+  run "$MIGBED" run --trace l.trace --json l.json --quiet
+  [ "$status" -eq 0 ]
+  run "$MIGBED" run --trace z.trace --json z.json --quiet
+  [ "$status" -eq 0 ]
+  [ "$(jq '.metrics.ram.normal' l.json)" -eq 4096 ]
+  [ "$(jq '.metrics.ram.normal' z.json)" -eq 0 ]
+  [ "$(jq '.verified' l.json)" = true ]
+  expect_usage_error "layout-extent 3000 is not a positive multiple" --pattern idle --guest 1M --duration-ms 100 --layout-nonzero-pct 10 --layout-extent 3000 --seed 1 -o out.trace
+  expect_usage_error "layout-nonzero-pct" --pattern idle --guest 1M --duration-ms 100 --layout-nonzero-pct 101 --seed 1 -o out.trace
+}
+
+@test "trace gen: docs/record.md's matched generator is within 5 % of the recorded stress-ng's pages and first touch" {
+  local rec=$BATS_TEST_DIRNAME/data/traces/recorded
+  # recorded in the VM: stress-ng --vm 4 --vm-bytes 64M --vm-method rand-set --timeout 5s (docs/record.md)
+  "$MIGBED" trace gen --vm 4 --vm-bytes 64M --vm-method rand-set --guest 64M --first-touch-ms 1000 --sweep-rate 9M \
+    --sweep-jitter-pct 70 --epoch-ms 180 --duration-ms 6280 --seed 1 -o gen.trace
+  "$MIGBED" trace gen --vm 4 --vm-bytes 64M --vm-method rand-set --vm-keep --guest 64M --first-touch-ms 1800 --sweep-rate 6M \
+    --sweep-jitter-pct 70 --epoch-ms 180 --duration-ms 6820 --seed 1 -o keep.trace
+  for pair in "stress-ng-vm4-64M-rand-set.trace.zst gen.trace" "stress-ng-vm4-64M-rand-set-vm-keep.trace.zst keep.trace"; do
+    set -- $pair
+    local r g
+    r=$("$MIGBED" trace stat --json "$rec/$1" | jq .pages_written)
+    g=$("$MIGBED" trace stat --json "$2" | jq .pages_written)
+    echo "$1: recorded $r, generated $g"
+    [ $((g * 100)) -ge $((r * 95)) ]
+    [ $((g * 100)) -le $((r * 105)) ]
+    # nothing before the first touch: epoch 0 holds at most the recorder's few pages
+    [ "$(sed -n '/^epoch 0s/,/^epoch [1-9]/p' "$2" | grep -vc '^epoch')" -eq 0 ]
+  done
+}

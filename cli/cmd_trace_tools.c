@@ -96,6 +96,7 @@ struct trace_stats {
 	uint64_t block_first[TRACE_MAX_BLOCKS];  /* block's first page in one global index */
 	uint64_t total_pages;
 	uint64_t epochs, pages_written, unique_pages;
+	uint64_t layout_pages;                   /* version 2: pages non-zero at start (ranges summed) */
 	struct pagemap all;
 	size_t n_windows;
 	struct window_stat win[N_WINDOWS];
@@ -187,7 +188,9 @@ static int stats_collect(const char *path, struct trace_stats *s, bool quiet)
 				     "(%" PRIu64 " pages)", path, s->total_pages);
 		goto out;
 	}
-	while ((rc = trace_next_epoch(r, &t_ns)) > 0) {
+	while ((rc = trace_next_layout(r, &rg)) > 0)
+		s->layout_pages += rg.n_pages;    /* at most the guest's pages per range: no overflow */
+	while (rc == 0 && (rc = trace_next_epoch(r, &t_ns)) > 0) {
 		if (progress_due(&pr))
 			progress_show(&pr, "trace stat: %s: epoch %" PRIu64 ", %.1f s of the workload", path, epochs,
 				      (double)t_ns / 1e9);
@@ -246,6 +249,11 @@ static void print_text(const char *path, const struct trace_stats *s)
 		       size_format(s->h.blocks[b].size_bytes, a, sizeof a),
 		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
 	printf("duration        %s\n", trace_format_time(s->h.duration_ns, t, sizeof t));
+	if (s->h.version >= TRACE_VERSION_LAYOUT)
+		printf("layout          %" PRIu64 " pages non-zero at start (%.3f MiB, %.1f %% of the "
+		       "guest; the rest never touched)\n", s->layout_pages,
+		       mib_of(s, (double)s->layout_pages),
+		       100.0 * (double)s->layout_pages / (double)s->total_pages);
 	printf("epochs          %" PRIu64 "\n", s->epochs);
 	printf("pages written   %" PRIu64 "\n", s->pages_written);
 	printf("unique pages    %" PRIu64 " (%.3f MiB)\n", s->unique_pages,
@@ -293,7 +301,10 @@ static void print_json(const char *path, const struct trace_stats *s)
 		printf(",\"size_bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
 		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
 	}
-	printf("],\"duration_ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages_written\":%" PRIu64
+	printf("]");
+	if (s->h.version >= TRACE_VERSION_LAYOUT)
+		printf(",\"layout_pages\":%" PRIu64, s->layout_pages);
+	printf(",\"duration_ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages_written\":%" PRIu64
 	       ",\"unique_pages\":%" PRIu64 ",\"bytes_written\":%.0f,"
 	       "\"dirty_rate_mib_per_s\":%.3f,\"working_set\":[", s->h.duration_ns, s->epochs,
 	       s->pages_written, s->unique_pages,

@@ -471,8 +471,24 @@ static void test_other_spellings(void **state)
 	assert_int_equal(runcfg_set(&b->c, "vm-method", "rand-set", "--vm-method", &d), 0);
 	assert_int_equal(runcfg_set(&b->c, "vm-method", "flip", "--vm-method", &d), -EINVAL);
 	assert_non_null(strstr(d.msg, "--vm-method: stress-ng's method 'flip' does not map onto migbed"));
-	assert_int_equal(runcfg_set(&b->c, "vm-keep", "true", "--vm-keep", &d), -EINVAL);
-	assert_non_null(strstr(d.msg, "stress-ng's --vm-keep does not map onto migbed"));
+	assert_int_equal(runcfg_set(&b->c, "vm-hang", "1", "--vm-hang", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "stress-ng's --vm-hang does not map onto migbed"));
+	/* stress-ng's spellings bring its remap churn; --vm-keep (its opt-out) and churn = false
+	 * turn it off; migbed's own spelling keeps churn off */
+	assert_true(b->c.stressng_spelling);
+	assert_int_equal(runcfg_finish(&b->c, &d), 0);
+	assert_true(b->c.gen.churn);
+	assert_int_equal(runcfg_set(&b->c, "vm-keep", "true", "--vm-keep", &d), 0);
+	assert_int_equal(runcfg_finish(&b->c, &d), 0);
+	assert_false(b->c.gen.churn);
+	assert_int_equal(runcfg_set(&b->c, "churn", "true", "--churn", &d), 0);
+	assert_int_equal(runcfg_finish(&b->c, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "contradicts churn = true"));
+	free(b);
+	b = fresh();
+	assert_int_equal(runcfg_set(&b->c, "workers", "5", "--workers", &d), 0);
+	assert_int_equal(runcfg_finish(&b->c, &d), 0);
+	assert_false(b->c.gen.churn);
 	free(b);
 }
 

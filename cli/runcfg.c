@@ -357,6 +357,22 @@ static const struct key keys[] = {
 	{ .name = "cold-rate", .arg = "N", .type = OT_U64, .lo = 1, .hi = UINT32_MAX, .noun = "a rate in pages/s",
 	  .dflt_fn = dflt_cold, .exact = true, .unit = "pages/s", .cmds = C_GEN, .pat = "hotcold",
 	  RUNF(gen.cold_pages_per_s), .help = "hotcold: pages per second written in the cold rest" },
+	{ .name = "churn", .arg = "BOOL", .type = OT_BOOL, .dflt = "false", .exact = true, .cmds = C_GEN, .pat = "rand-set",
+	  RUNF(gen.churn), .help = "rand-set: each pass ends with a remap (stress-ng without --vm-keep): the whole region written again, the next pass from page 0; true by default with stress-ng's --vm, --vm-bytes or --vm-method" },
+	{ .name = "vm-keep", .type = OT_FLAG, .dflt = "off", .cmds = C_GEN, .pat = "rand-set", RUNF(vm_keep),
+	  .help = "stress-ng's --vm-keep: no remap churn (churn false)" },
+	{ .name = "first-touch-ms", .arg = "N", .type = OT_U64, .lo = 0, .hi = MS_MAX, .noun = "a time in ms", .dflt = "0",
+	  .exact = true, .unit = "ms", .cmds = C_GEN, .pat = "rand-set", RUNF(gen.first_touch_ms),
+	  .help = "rand-set: when the workers first touch their regions and start sweeping (0: before the migration starts)" },
+	{ .name = "sweep-jitter-pct", .arg = "N", .type = OT_U64, .lo = 0, .hi = 100, .noun = "a percentage", .dflt = "0",
+	  .exact = true, .unit = "%", .cmds = C_GEN, .pat = "rand-set", RUNF(gen.sweep_jitter_pct),
+	  .help = "rand-set: each worker's sweep rate per epoch drawn uniformly within +-N % (seeded; 0: exact)" },
+	{ .name = "layout-nonzero-pct", .arg = "N", .type = OT_U64, .lo = 0, .hi = 100, .noun = "a percentage", .dflt = "0",
+	  .exact = true, .unit = "%", .cmds = C_GEN, .pat = "", RUNF(gen.layout_nonzero_pct),
+	  .help = "generated trace: share of the guest holding data at start (a version 2 trace's layout; the rest are never-touched holes; 0: all zero, version 1)" },
+	{ .name = "layout-extent", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE", .dflt = "2M",
+	  .exact = true, .unit = "bytes", .cmds = C_GEN, .pat = "", RUNF(gen.layout_extent_bytes),
+	  .help = "generated trace: the layout's granularity: data and holes are runs of whole extents, placed at random (seeded)" },
 	/* one command's own keys */
 	{ .name = "output", .short_opt = 'o', .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TRACE_GEN,
 	  .req = OPTS_TRACE_GEN, XF(output),
@@ -455,7 +471,6 @@ static const struct {
 	const char *name, *why;
 } foreign[] = {
 	{ "vm-hang", "migbed's workers never unmap their memory" },
-	{ "vm-keep", "migbed's workers always keep their memory (leave it out)" },
 	{ "vm-locked", "a trace does not model how the host backs guest memory" },
 	{ "vm-madvise", "a trace does not model how the host backs guest memory" },
 	{ "vm-populate", "a trace does not model how the host backs guest memory" },
@@ -809,6 +824,8 @@ int opts_set(unsigned cmd, struct runcfg *c, struct opts_extra *x, const char *k
 	int rc = set_value(k, &o, value, where, d);
 	if (rc == 0)
 		*g = true;
+	if (rc == 0 && c && al && !strcmp(al->whose, "stress-ng's"))
+		c->stressng_spelling = true;   /* stress-ng's spellings bring its default: remap churn */
 	if (rc == 0 && c && k->tgt == TGT_RUN && k->off == offsetof(struct runcfg, gen.worker_bytes))
 		c->worker_bytes_total = al && al->total;   /* the last of --vm-bytes / --worker-bytes wins */
 	return rc;
@@ -1204,6 +1221,12 @@ int opts_finish_gen(struct runcfg *c, struct diag *d)
 			return diag_set(d, "%s only applies to pattern %s, not %s", k->name, k->pat, pat);
 	}
 	c->gen.seed = c->seed;
+	if (c->vm_keep && runcfg_given(c, "churn") && c->gen.churn)
+		return diag_set(d, "vm-keep (stress-ng's: the workers keep their buffers) contradicts churn = true");
+	if (c->vm_keep)
+		c->gen.churn = false;
+	else if (c->stressng_spelling && !runcfg_given(c, "churn"))
+		c->gen.churn = true;
 	if (!runcfg_given(c, "worker-bytes"))
 		c->gen.worker_bytes = tgen_default_worker_bytes(&c->gen);
 	else if (c->worker_bytes_total) {   /* stress-ng's --vm-bytes: the workers' total */
@@ -1661,8 +1684,13 @@ void runcfg_write_scenario(FILE *f, const struct runcfg *c)
 void runcfg_write_gen_args(FILE *f, const struct runcfg *c)
 {
 	char v[64];
-	for (size_t i = 0; i < N_KEYS; i++)
+	for (size_t i = 0; i < N_KEYS; i++) {
+		/* vm-keep is resolved into churn; no layout leaves its keys out (the old command) */
+		if (!strcmp(keys[i].name, "vm-keep") ||
+		    (!c->gen.layout_nonzero_pct && !strncmp(keys[i].name, "layout-", 7)))
+			continue;
 		if (keys[i].pat && gen_key_applies(&keys[i], c) && key_text(&keys[i], c, v, sizeof v))
 			fprintf(f, " --%s %s", keys[i].name, v);
+	}
 	fprintf(f, " --seed %llu", (unsigned long long)c->seed);
 }

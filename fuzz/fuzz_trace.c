@@ -53,7 +53,17 @@ static void read_trace(const char *path, struct seen *s)
 		   (unsigned long long)h->page_size);
 	uint64_t t, last = 0;
 	bool first = true;
-	while (s->steps < MAX_STEPS && (rc = trace_next_epoch(r, &t)) == 1) {
+	struct trace_range lg;   /* version 2: the initial layout, inside its blocks as any range */
+	while (s->steps < MAX_STEPS && (rc = trace_next_layout(r, &lg)) == 1) {
+		s->steps++;
+		FUZZ_CHECK(h->version == TRACE_VERSION_LAYOUT && lg.block < h->n_blocks && lg.n_pages >= 1 &&
+			   lg.first_page < h->blocks[lg.block].size_bytes / h->page_size &&
+			   lg.n_pages <= h->blocks[lg.block].size_bytes / h->page_size - lg.first_page,
+			   "layout %u:%llu+%llu outside its block", lg.block, (unsigned long long)lg.first_page,
+			   (unsigned long long)lg.n_pages);
+		s->hash = mix(s->hash, lg.first_page ^ (lg.n_pages << 20));
+	}
+	while (s->steps < MAX_STEPS && rc >= 0 && (rc = trace_next_epoch(r, &t)) == 1) {
 		s->steps++;
 		FUZZ_CHECK(t < h->duration_ns && (first || t > last), "epoch %llu after %llu, duration %llu",
 			   (unsigned long long)t, (unsigned long long)last, (unsigned long long)h->duration_ns);

@@ -26,6 +26,8 @@ struct runcfg {
 	struct tgen_opts gen;
 	bool worker_bytes_total;    /* gen.worker_bytes came from --vm-bytes (stress-ng's): the
 	                             * workers' total, divided among them by runcfg_finish */
+	bool stressng_spelling;     /* --vm, --vm-bytes or --vm-method given: stress-ng's defaults (churn) */
+	bool vm_keep;               /* stress-ng's --vm-keep: no remap churn */
 	uint64_t chunk_bytes, dst_chunk_bytes;
 	bool pin_all, dst_pin_all;
 	enum hca_backend_kind backend;

@@ -135,8 +135,21 @@ static int prepare_trace(struct run *r)
 	return tgen_write(&r->c->gen, r->trace_path, &r->d) < 0 ? -EINVAL : 0;
 }
 
-/* A memory laid out as the header of the trace at path says. */
-static int memory_from_trace(struct run *r, const char *path, mem **out)
+/* A source guest's memory starts from the trace's initial layout (version 2: the pages that
+ * hold data before the workload starts; every other page is a zero hole). Not a write: no
+ * page is logged dirty (the bulk round sends every page anyway). */
+static int apply_layout(struct run *r, trace_reader *tr, mem *m)
+{
+	struct trace_range rg;
+	int rc;
+	while ((rc = trace_next_layout(tr, &rg)) > 0)
+		mem_write_pages(m, rg.block, rg.first_page, rg.n_pages);
+	return rc < 0 ? diag_set(&r->d, "%s", trace_diag(tr)) : 0;
+}
+
+/* A memory laid out as the header of the trace at path says; the source's (layout) starts
+ * from the trace's initial layout, a destination's is all zero. */
+static int memory_from_trace(struct run *r, const char *path, bool layout, mem **out)
 {
 	trace_reader *tr;
 	if (trace_open(path, &tr, &r->d) < 0)
@@ -146,10 +159,17 @@ static int memory_from_trace(struct run *r, const char *path, mem **out)
 	for (size_t i = 0; i < h->n_blocks; i++)
 		specs[i] = (struct mem_block_spec){ .name = h->blocks[i].name, .size_bytes = h->blocks[i].size_bytes };
 	int rc = mem_new(h->page_size, h->n_blocks, specs, r->c->repr, r->c->seed, out);
-	trace_close(tr);
-	if (rc)
+	if (rc) {
+		trace_close(tr);
 		return diag_set(&r->d, "%s: cannot allocate guest memory: %s", path, strerror(-rc));
-	return 0;
+	}
+	rc = layout ? apply_layout(r, tr, *out) : 0;
+	trace_close(tr);
+	if (rc) {
+		mem_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 /* The source's memory from the trace; the destination's from the trace too, or from
@@ -158,9 +178,9 @@ static int make_memories(struct run *r)
 {
 	int rc = 0;
 	if (r->role != ROLE_DST)
-		rc = memory_from_trace(r, r->trace_path, &r->src);
+		rc = memory_from_trace(r, r->trace_path, true, &r->src);
 	if (rc == 0 && r->role != ROLE_SRC)
-		rc = memory_from_trace(r, r->c->dst_layout[0] ? r->c->dst_layout : r->trace_path, &r->dst);
+		rc = memory_from_trace(r, r->c->dst_layout[0] ? r->c->dst_layout : r->trace_path, false, &r->dst);
 	return rc;
 }
 

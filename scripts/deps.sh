@@ -14,8 +14,9 @@ VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ib
          ibverbs-utils rdmacm-utils perftest"
 # what some tests need beyond the build: gnuplot for the pictures (bats/sweep.bats, bats/timeline.bats),
 # xmllint to check JUnit XML (bats/run-suite.bats), valgrind for make check-valgrind, GNU parallel
-# for the sharded swarm recipe (bats/swarm.bats)
-TEST_PKGS="gnuplot-nox libxml2-utils valgrind parallel"
+# for the sharded swarm recipe (bats/swarm.bats), stress-ng for the recording docs/record.md compares
+# the generator with (in the VM)
+TEST_PKGS="gnuplot-nox libxml2-utils valgrind parallel stress-ng"
 
 want=""
 [ $# -gt 0 ] || set -- build

@@ -9,7 +9,7 @@ for f in "$@"; do
   [ -r "$f" ] || { echo "trace-runs: $f: cannot read" >&2; exit 2; }
   awk -v file="$f" '
     { sub(/#.*/, "") }
-    NF == 0 || $1 == "migbed-trace" || $1 == "page-size" || $1 == "block" || $1 == "duration" || $1 == "epoch" { next }
+    NF == 0 || $1 == "migbed-trace" || $1 == "page-size" || $1 == "block" || $1 == "duration" || $1 == "epoch" || $1 == "layout" { next }
     { for (i = 2; i <= NF; i++) { n = split($i, ab, "-"); len = n == 2 ? ab[2] - ab[1] + 1 : 1
         runs++; pages += len; if (len == 1) ones++; if (len > max) max = len; c[len]++ } }
     END {

@@ -1,4 +1,4 @@
-/* trace - page-dirtying traces, format v1 (see trace.h and docs/trace-format.md).
+/* trace - page-dirtying traces, format v1 and v2 (see trace.h and docs/trace-format.md).
  *
  * Reading: one input layer (plain read() or libzstd streaming decompression) fills a text
  * buffer of at most TRACE_LINE_MAX_BYTES plus one read chunk; lines are cut out of it in
@@ -281,7 +281,7 @@ struct trace_reader {
 	unsigned long last_epoch_line;
 	uint64_t n_epochs;
 	/* reader API state */
-	bool in_epoch, pending_epoch, at_eof;
+	bool in_epoch, in_layout, pending_epoch, at_eof;
 	char *cur;                               /* rest of the current range line */
 	uint32_t cur_block;
 	int err;                                 /* sticky first error (reader API) */
@@ -293,7 +293,7 @@ struct trace_reader {
 	long defects;
 };
 
-enum line_kind { LINE_NONE, LINE_EPOCH, LINE_RANGES };
+enum line_kind { LINE_NONE, LINE_EPOCH, LINE_RANGES, LINE_LAYOUT };
 enum { LINE_BAD = 2 };       /* next_line: a defective line was reported and skipped */
 
 /* One defect at a line. Reader API: the first one becomes the sticky error. trace_check:
@@ -566,7 +566,7 @@ static int header_order(struct trace_reader *r, const char *kw, bool misplaced,
 	if (misplaced && !r->order_reported) {
 		r->order_reported = true;
 		return defect(r, r->lineno, "'%s' line out of order: %s (order: migbed-trace, "
-			      "page-size, block..., duration)", kw, rule);
+			      "page-size, block..., duration, layout... in version 2)", kw, rule);
 	}
 	return 0;
 }
@@ -582,10 +582,10 @@ static int on_magic(struct trace_reader *r, char *pos)
 	if (!v)
 		return defect(r, r->lineno, "missing version after '%s' (expected '%s %d')",
 			      TRACE_MAGIC, TRACE_MAGIC, TRACE_VERSION);
-	if (strcmp(v, "1") != 0)
+	if (strcmp(v, "1") != 0 && strcmp(v, "2") != 0)
 		return defect(r, r->lineno, "unsupported trace version '%s' (this migbed reads "
-			      "version %d)", v, TRACE_VERSION);
-	r->h.version = TRACE_VERSION;
+			      "versions %d to %d)", v, TRACE_VERSION, TRACE_VERSION_MAX);
+	r->h.version = v[0] == '2' ? TRACE_VERSION_LAYOUT : TRACE_VERSION;
 	return expect_end(r, pos, "the version");
 }
 
@@ -652,7 +652,8 @@ static int on_block(struct trace_reader *r, char *pos)
 	v = next_token(&pos);
 	if (!name)
 		return defect(r, r->lineno, "missing block name after 'block'");
-	if (!block_name_ok(name) || is_keyword(name))
+	if (!block_name_ok(name) || is_keyword(name) ||
+	    (r->h.version >= TRACE_VERSION_LAYOUT && !strcmp(name, "layout")))
 		return defect(r, r->lineno, "bad block name '%s' (1-%d characters of A-Z a-z "
 			      "0-9 . _ : / -, not a keyword)", name, TRACE_BLOCK_NAME_MAX);
 	dup = find_block(r, name);
@@ -781,6 +782,37 @@ static int on_ranges(struct trace_reader *r, const char *name, char *pos, enum l
 	return 0;
 }
 
+/* Version 2: 'layout BLOCK RANGE...', after 'duration' and before the first epoch. */
+static int on_layout(struct trace_reader *r, char *pos, enum line_kind *kind)
+{
+	char *name;
+	int b, rc;
+
+	if (r->h.version < TRACE_VERSION_LAYOUT)
+		return defect(r, r->lineno, "'layout' lines need trace version %d (this trace "
+			      "says '%s %u')", TRACE_VERSION_LAYOUT, TRACE_MAGIC, r->h.version);
+	rc = header_order(r, "layout", !r->seen_duration, "before 'duration'");
+	if (rc && !r->checking)
+		return rc;
+	if (r->in_body)
+		return rc;
+	name = next_token(&pos);
+	if (!name)
+		return defect(r, r->lineno, "missing block name after 'layout'");
+	b = find_block(r, name);
+	if (b < 0)
+		return defect(r, r->lineno, "unknown block '%s' in 'layout' (not declared by a "
+			      "'block' line)", name);
+	while (*pos == ' ' || *pos == '\t')
+		pos++;
+	if (*pos == '\0')
+		return defect(r, r->lineno, "no ranges after 'layout %s'", name);
+	r->cur = pos;
+	r->cur_block = (uint32_t)b;
+	*kind = LINE_LAYOUT;
+	return 0;
+}
+
 /* Classify and handle one cut line. */
 static int parse_line(struct trace_reader *r, char *line, enum line_kind *kind)
 {
@@ -810,6 +842,8 @@ static int parse_line(struct trace_reader *r, char *line, enum line_kind *kind)
 		return on_duration(r, pos);
 	if (!strcmp(kw, "epoch"))
 		return on_epoch(r, pos, kind);
+	if (!strcmp(kw, "layout") && (r->h.version >= TRACE_VERSION_LAYOUT || find_block(r, kw) < 0))
+		return on_layout(r, pos, kind);
 	return on_ranges(r, kw, pos, kind);
 }
 
@@ -929,8 +963,9 @@ int trace_open(const char *path, trace_reader **out, struct diag *d)
 		rc = header_complete(r, r->lineno, "(end of file)");
 	if (rc < 0)
 		goto out;
-	assert(rc == 0 || kind == LINE_EPOCH);   /* a range line here is a defect */
-	r->pending_epoch = rc == 1;
+	assert(rc == 0 || kind == LINE_EPOCH || kind == LINE_LAYOUT);   /* a range line: a defect */
+	r->in_layout = rc == 1 && kind == LINE_LAYOUT;
+	r->pending_epoch = rc == 1 && kind == LINE_EPOCH;
 	r->at_eof = rc == 0;
 	*out = r;
 	return 0;
@@ -974,6 +1009,35 @@ int trace_next_range(trace_reader *r, struct trace_range *out)
 	return 0;
 }
 
+int trace_next_layout(trace_reader *r, struct trace_range *out)
+{
+	if (!r || !out)
+		return -EINVAL;
+	if (r->err)
+		return r->err;
+	for (unsigned long guard = 0; r->in_layout; guard++) {
+		enum line_kind kind = LINE_NONE;
+		int rc;
+		assert(guard <= r->lineno + 1);   /* every turn consumes a line or a token */
+		if (r->cur) {
+			rc = parse_next_range(r, out);
+			if (rc != 0)
+				return rc;
+			r->cur = NULL;
+		}
+		rc = next_content(r, &kind);
+		if (rc < 0)
+			return rc;
+		assert(rc == 0 || kind == LINE_LAYOUT || kind == LINE_EPOCH);
+		if (rc == 0 || kind == LINE_EPOCH) {
+			r->in_layout = false;
+			r->pending_epoch = rc == 1;
+			r->at_eof = rc == 0;
+		}
+	}
+	return 0;
+}
+
 int trace_next_epoch(trace_reader *r, uint64_t *t_ns)
 {
 	struct trace_range skip;
@@ -981,6 +1045,11 @@ int trace_next_epoch(trace_reader *r, uint64_t *t_ns)
 
 	if (!r || !t_ns)
 		return -EINVAL;
+	do                                /* bounded by the layout ranges left */
+		rc = trace_next_layout(r, &skip);
+	while (rc > 0);
+	if (rc < 0)
+		return rc;
 	do                                /* bounded by the ranges left in this epoch */
 		rc = trace_next_range(r, &skip);
 	while (rc > 0);
@@ -1048,7 +1117,7 @@ long trace_check_epochs(const char *path, trace_report_fn report, void *arg,
 			break;
 		if (rc == LINE_BAD)
 			continue;
-		if (parse_line(r, line, &kind) == 0 && kind == LINE_RANGES)
+		if (parse_line(r, line, &kind) == 0 && (kind == LINE_RANGES || kind == LINE_LAYOUT))
 			check_ranges(r);
 	}
 	if (rc == 0 && r->content_lines == 0)
@@ -1084,7 +1153,7 @@ struct trace_writer {
 	size_t len;
 	unsigned char *zbuf;
 	size_t zcap;
-	bool header_written, have_epoch, line_open;
+	bool header_written, have_epoch, line_open, line_layout;
 	uint32_t line_block;
 	size_t line_bytes;
 	uint64_t last_t_ns;
@@ -1220,9 +1289,9 @@ static int header_valid(const struct trace_header *h, struct diag *d)
 {
 	char ps[32];
 
-	if (h->version != TRACE_VERSION)
-		return diag_set(d, "trace header: version %u (only %d is supported)", h->version,
-				TRACE_VERSION);
+	if (h->version != TRACE_VERSION && h->version != TRACE_VERSION_LAYOUT)
+		return diag_set(d, "trace header: version %u (%d or %d)", h->version,
+				TRACE_VERSION, TRACE_VERSION_LAYOUT);
 	if (!page_size_ok(h->page_size))
 		return diag_set(d, "trace header: page size %llu is not a power of two between "
 				"512 and 1G", (unsigned long long)h->page_size);
@@ -1234,7 +1303,8 @@ static int header_valid(const struct trace_header *h, struct diag *d)
 	for (size_t b = 0; b < h->n_blocks; b++) {
 		const struct trace_block *blk = &h->blocks[b];
 		if (memchr(blk->name, '\0', sizeof blk->name) == NULL || !block_name_ok(blk->name) ||
-		    is_keyword(blk->name))
+		    is_keyword(blk->name) ||
+		    (h->version >= TRACE_VERSION_LAYOUT && !strcmp(blk->name, "layout")))
 			return diag_set(d, "trace header: block %zu: bad name", b);
 		for (size_t o = 0; o < b; o++)
 			if (!strcmp(h->blocks[o].name, blk->name))
@@ -1298,7 +1368,7 @@ static int writer_new(const char *path, const struct trace_header *h, struct tra
 int trace_writer_open(const char *path, const struct trace_header *h, trace_writer **out,
 		      struct diag *d)
 {
-	static const char magic[] = TRACE_MAGIC " 1\n";
+	char magic[32];
 	struct trace_writer *w = NULL;
 	int rc;
 
@@ -1317,7 +1387,8 @@ int trace_writer_open(const char *path, const struct trace_header *h, trace_writ
 		writer_free(w);
 		return rc;
 	}
-	put_str(w, magic, sizeof magic - 1);
+	snprintf(magic, sizeof magic, "%s %u\n", TRACE_MAGIC, h->version);
+	put_str(w, magic, strlen(magic));
 	*out = w;
 	return 0;
 }
@@ -1342,7 +1413,7 @@ int trace_writer_comment(trace_writer *w, const char *text)
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return diag_set(&w->d, "trace writer: control character in a comment");
 	}
-	if ((rc = writer_reserve(w, n + 3)) != 0)
+	if ((rc = writer_end_line(w)) != 0 || (rc = writer_reserve(w, n + 3)) != 0)
 		return rc;
 	put_str(w, "# ", 2);
 	put_str(w, text, n);
@@ -1377,6 +1448,7 @@ int trace_writer_epoch(trace_writer *w, uint64_t t_ns)
 		return rc;
 	put_str(w, line, n);
 	w->have_epoch = true;
+	w->line_layout = false;
 	w->last_t_ns = t_ns;
 	return 0;
 }
@@ -1385,8 +1457,6 @@ static int range_valid(struct trace_writer *w, const struct trace_range *r)
 {
 	uint64_t pages;
 
-	if (!w->have_epoch)
-		return diag_set(&w->d, "trace writer: range before any epoch");
 	if (r->block >= w->h.n_blocks)
 		return diag_set(&w->d, "trace writer: block index %u (the header has %zu)",
 				r->block, w->h.n_blocks);
@@ -1399,16 +1469,13 @@ static int range_valid(struct trace_writer *w, const struct trace_range *r)
 	return 0;
 }
 
-int trace_writer_range(trace_writer *w, const struct trace_range *r)
+/* One range of an epoch, or of the layout (w->line_layout: before the first epoch). */
+static int writer_range(trace_writer *w, const struct trace_range *r)
 {
-	char piece[TRACE_BLOCK_NAME_MAX + 48];
+	char piece[TRACE_BLOCK_NAME_MAX + 56];   /* "layout ", the name, " A-B" */
 	size_t n = 0;
 	int rc;
 
-	if (!w || !r)
-		return -EINVAL;
-	if (w->err)
-		return w->err;
 	if ((rc = range_valid(w, r)) != 0)
 		return rc;
 	if (w->line_open && (w->line_block != r->block || w->line_bytes >= TRACE_WRAP_BYTES))
@@ -1416,8 +1483,12 @@ int trace_writer_range(trace_writer *w, const struct trace_range *r)
 			return rc;
 	if (!w->line_open) {
 		size_t name_len = strlen(w->h.blocks[r->block].name);
-		memcpy(piece, w->h.blocks[r->block].name, name_len);
-		n = name_len;
+		if (w->line_layout) {
+			memcpy(piece, "layout ", 7);
+			n = 7;
+		}
+		memcpy(piece + n, w->h.blocks[r->block].name, name_len);
+		n += name_len;
 		w->line_open = true;
 		w->line_block = r->block;
 		w->line_bytes = 0;
@@ -1433,6 +1504,36 @@ int trace_writer_range(trace_writer *w, const struct trace_range *r)
 	put_str(w, piece, n);
 	w->line_bytes += n;
 	return 0;
+}
+
+int trace_writer_range(trace_writer *w, const struct trace_range *r)
+{
+	if (!w || !r)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (!w->have_epoch)
+		return diag_set(&w->d, "trace writer: range before any epoch");
+	return writer_range(w, r);
+}
+
+int trace_writer_layout(trace_writer *w, const struct trace_range *r)
+{
+	int rc;
+
+	if (!w || !r)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	if (w->h.version < TRACE_VERSION_LAYOUT)
+		return diag_set(&w->d, "trace writer: a layout needs a version %d header",
+				TRACE_VERSION_LAYOUT);
+	if (w->have_epoch)
+		return diag_set(&w->d, "trace writer: layout after the first epoch");
+	if ((rc = writer_header(w)) != 0)
+		return rc;
+	w->line_layout = true;
+	return writer_range(w, r);
 }
 
 int trace_writer_close(trace_writer *w)

@@ -13,6 +13,9 @@
  *   epoch 10ms
  *   pc.ram 17 40-99
  *
+ * Version 2 ('migbed-trace 2') may add 'layout BLOCK RANGE...' lines after 'duration':
+ * the pages that hold data when the trace starts (the rest are zero, never touched).
+ *
  * Files ending in ".zst" are zstd-compressed (libzstd). Reading streams: only the header and
  * the current line are in memory. Writing goes to FILE.tmp and is renamed on success, so a
  * failed write never leaves a half-written FILE. */
@@ -22,7 +25,9 @@
 #include <stdint.h>
 #include "sim/diag.h"
 
-#define TRACE_VERSION 1
+#define TRACE_VERSION 1            /* the version every writer uses unless it has a layout */
+#define TRACE_VERSION_LAYOUT 2     /* version 2 adds 'layout' lines: the pages non-zero at start */
+#define TRACE_VERSION_MAX 2        /* the newest version read */
 #define TRACE_MAX_BLOCKS 64
 #define TRACE_BLOCK_NAME_MAX 63   /* bytes, [A-Za-z0-9._:/-] */
 
@@ -33,7 +38,7 @@ struct trace_block {
 };
 
 struct trace_header {
-	uint32_t version;
+	uint32_t version;             /* 1, or 2 (TRACE_VERSION_LAYOUT) when it may have layout lines */
 	uint64_t page_size;           /* power of two, 512 .. 1G */
 	uint64_t duration_ns;         /* every epoch time is < duration_ns */
 	size_t n_blocks;
@@ -53,8 +58,13 @@ typedef struct trace_reader trace_reader;
  * I/O errors (d set too). */
 int trace_open(const char *path, trace_reader **out, struct diag *d);
 const struct trace_header *trace_header(const trace_reader *r);
+/* Version 2: the next range of the initial layout (the pages that hold data before the
+ * workload starts, not writes; every other page is zero, a hole): 1 and *out set, 0 when
+ * the layout is done (always 0 for version 1, or once trace_next_epoch was called), <0
+ * error. Read it right after trace_open. */
+int trace_next_layout(trace_reader *r, struct trace_range *out);
 /* Next epoch: 1 and *t_ns set, 0 at the end of the trace, <0 on error (see trace_diag).
- * Ranges of the previous epoch not yet read are skipped (and validated). */
+ * Ranges of the previous epoch (or layout ranges) not yet read are skipped (and validated). */
 int trace_next_epoch(trace_reader *r, uint64_t *t_ns);
 /* Next range of the current epoch: 1 and *out set, 0 at the end of the epoch, <0 error. */
 int trace_next_range(trace_reader *r, struct trace_range *out);
@@ -81,6 +91,8 @@ typedef struct trace_writer trace_writer;
  * -errno with d = "PATH: cannot write: why". */
 int trace_writer_open(const char *path, const struct trace_header *h, trace_writer **out,
 		      struct diag *d);
+/* Version 2 headers only: one range of the initial layout; before the first epoch. */
+int trace_writer_layout(trace_writer *w, const struct trace_range *r);
 /* Epoch times must be strictly increasing and < duration. */
 int trace_writer_epoch(trace_writer *w, uint64_t t_ns);
 int trace_writer_range(trace_writer *w, const struct trace_range *r);

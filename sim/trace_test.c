@@ -343,7 +343,7 @@ struct defect_case {
 
 static const struct defect_case defect_cases[] = {
 	{ "magic", "page-size 4K\nblock b 1M\nduration 1s\n", 1, "missing magic" },
-	{ "version", "# c\nmigbed-trace 2\npage-size 4K\nblock b 1M\nduration 1s\n", 2,
+	{ "version", "# c\nmigbed-trace 3\npage-size 4K\nblock b 1M\nduration 1s\n", 2,
 	  "version" },
 	{ "empty", "# only a comment\n", 1, "empty trace" },
 	{ "header-page-size", "migbed-trace 1\npage-size 3000\nblock b 1M\nduration 1s\n", 2,
@@ -568,7 +568,7 @@ static void test_writer_rejects_bad_header(void **state)
 	assert_int_equal(trace_writer_open(p, &h, &w, &d), -EINVAL);
 	h = good; h.n_blocks = 0;
 	assert_int_equal(trace_writer_open(p, &h, &w, &d), -EINVAL);
-	h = good; h.version = 2;
+	h = good; h.version = 3;
 	assert_int_equal(trace_writer_open(p, &h, &w, &d), -EINVAL);
 	assert_int_equal(trace_writer_open(path_of("no/such/dir.trace"), &good, &w, &d), -ENOENT);
 	assert_false(exists(p));
@@ -576,6 +576,76 @@ static void test_writer_rejects_bad_header(void **state)
 }
 
 /* Bad calls are refused with a diag and leave the writer usable. */
+
+/* Version 2: layout lines written before the first epoch, read back by trace_next_layout,
+ * skipped by trace_next_epoch; a version 1 header takes none. */
+static void test_layout_round_trip(void **state)
+{
+	const char *p = path_of("layout.trace");
+	struct trace_header h = two_blocks();
+	struct trace_range rg;
+	trace_writer *w = NULL;
+	trace_reader *r = NULL;
+	struct diag d;
+	uint64_t t, pages = 0;
+	(void)state;
+
+	assert_int_equal(trace_writer_open(p, &h, &w, &d), 0);   /* version 1: no layout */
+	assert_int_equal(trace_writer_layout(w, &(struct trace_range){ 0, 0, 1 }), -EINVAL);
+	assert_non_null(strstr(trace_writer_diag(w), "version 2"));
+	trace_writer_abort(w);
+	h.version = TRACE_VERSION_LAYOUT;
+	assert_int_equal(trace_writer_open(p, &h, &w, &d), 0);
+	assert_int_equal(trace_writer_range(w, &(struct trace_range){ 0, 0, 1 }), -EINVAL);
+	assert_int_equal(trace_writer_comment(w, "before"), 0);
+	assert_int_equal(trace_writer_layout(w, &(struct trace_range){ 0, 0, 256 }), 0);
+	assert_int_equal(trace_writer_layout(w, &(struct trace_range){ 0, 1000, 24 }), 0);
+	assert_int_equal(trace_writer_layout(w, &(struct trace_range){ 1, 5, 1 }), 0);
+	assert_int_equal(trace_writer_layout(w, &(struct trace_range){ 1, 4096, 1 }), -EINVAL);
+	assert_int_equal(trace_writer_comment(w, "after the layout"), 0);
+	assert_int_equal(trace_writer_epoch(w, 0), 0);
+	assert_int_equal(trace_writer_layout(w, &(struct trace_range){ 0, 0, 1 }), -EINVAL);
+	assert_non_null(strstr(trace_writer_diag(w), "after the first epoch"));
+	assert_int_equal(trace_writer_range(w, &(struct trace_range){ 0, 7, 1 }), 0);
+	assert_int_equal(trace_writer_close(w), 0);
+	assert_int_equal(trace_check(p, NULL, NULL), 0);
+
+	assert_int_equal(trace_open(p, &r, &d), 0);
+	assert_int_equal(trace_header(r)->version, TRACE_VERSION_LAYOUT);
+	while (trace_next_layout(r, &rg) == 1)
+		pages += rg.n_pages;
+	assert_int_equal(pages, 256 + 24 + 1);
+	assert_int_equal(trace_next_epoch(r, &t), 1);
+	assert_int_equal(trace_next_range(r, &rg), 1);
+	assert_int_equal(rg.first_page, 7);
+	trace_close(r);
+	/* trace_next_epoch skips a layout not read */
+	assert_int_equal(trace_open(p, &r, &d), 0);
+	assert_int_equal(trace_next_epoch(r, &t), 1);
+	assert_int_equal(trace_next_layout(r, &rg), 0);
+	trace_close(r);
+	/* a version 1 trace has no layout */
+	h.version = TRACE_VERSION;
+	assert_int_equal(trace_writer_open(p, &h, &w, &d), 0);
+	assert_int_equal(trace_writer_epoch(w, 0), 0);
+	assert_int_equal(trace_writer_close(w), 0);
+	assert_int_equal(trace_open(p, &r, &d), 0);
+	assert_int_equal(trace_next_layout(r, &rg), 0);
+	trace_close(r);
+	/* version 3 is refused by the writer; a block named 'layout' only in version 1 */
+	h.version = 3;
+	assert_int_equal(trace_writer_open(p, &h, &w, &d), -EINVAL);
+	h.version = TRACE_VERSION_LAYOUT;
+	strcpy(h.blocks[1].name, "layout");
+	assert_int_equal(trace_writer_open(p, &h, &w, &d), -EINVAL);
+	h.version = TRACE_VERSION;
+	assert_int_equal(trace_writer_open(p, &h, &w, &d), 0);
+	assert_int_equal(trace_writer_epoch(w, 0), 0);
+	assert_int_equal(trace_writer_range(w, &(struct trace_range){ 1, 3, 1 }), 0);
+	assert_int_equal(trace_writer_close(w), 0);
+	assert_int_equal(trace_check(p, NULL, NULL), 0);
+}
+
 static void test_writer_rejects_bad_calls(void **state)
 {
 	const char *p = path_of("badcalls.trace");
@@ -640,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_check_unreadable),
 		cmocka_unit_test(test_writer_rejects_bad_header),
 		cmocka_unit_test(test_writer_rejects_bad_calls),
+		cmocka_unit_test(test_layout_round_trip),
 		cmocka_unit_test(test_writer_abort_leaves_no_file),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, remove_dir);

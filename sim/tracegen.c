@@ -75,6 +75,7 @@ void tgen_defaults(struct tgen_opts *o)
 		.hot_fraction = TGEN_DEFAULT_HOT_FRACTION,
 		.hot_pages_per_s = TGEN_DEFAULT_HOT_PAGES_PER_S,
 		.cold_pages_per_s = TGEN_DEFAULT_COLD_PAGES_PER_S,
+		.layout_extent_bytes = TGEN_DEFAULT_LAYOUT_EXTENT_BYTES,
 	};
 	o->worker_bytes = tgen_default_worker_bytes(o);
 }
@@ -120,6 +121,39 @@ static u128 per_epoch_max(const struct tgen_opts *o, uint64_t per_s)
 
 /* ---- validation ---- */
 
+static uint64_t layout_extent_pages(const struct tgen_opts *o)
+{
+	return o->layout_extent_bytes / o->page_size;
+}
+
+static uint64_t layout_extents(const struct tgen_opts *o)
+{
+	uint64_t ep = layout_extent_pages(o);
+	return (guest_pages(o) + ep - 1) / ep;
+}
+
+/* After the page size and the guest size were checked. */
+static int validate_layout(const struct tgen_opts *o, struct diag *d)
+{
+	char a[32], b[32];
+
+	if (o->layout_nonzero_pct > 100)
+		return diag_set(d, "layout-nonzero-pct %llu is more than 100",
+				(unsigned long long)o->layout_nonzero_pct);
+	if (o->layout_nonzero_pct == 0)
+		return 0;
+	size_format(o->layout_extent_bytes, a, sizeof a);
+	size_format(o->page_size, b, sizeof b);
+	if (o->layout_extent_bytes < o->page_size || o->layout_extent_bytes % o->page_size)
+		return diag_set(d, "layout-extent %s is not a positive multiple of the page size %s",
+				a, b);
+	if (layout_extents(o) > TGEN_WORK_MAX)
+		return diag_set(d, "layout-extent %s makes %llu extents, more than %llu: raise it",
+				a, (unsigned long long)layout_extents(o),
+				(unsigned long long)TGEN_WORK_MAX);
+	return 0;
+}
+
 static int validate_common(const struct tgen_opts *o, struct diag *d)
 {
 	char a[32], b[32];
@@ -148,7 +182,7 @@ static int validate_common(const struct tgen_opts *o, struct diag *d)
 		return diag_set(d, "duration-ms / epoch-ms gives %llu epochs, more than %llu: "
 				"raise epoch-ms", (unsigned long long)n_epochs(o),
 				(unsigned long long)TGEN_WORK_MAX);
-	return 0;
+	return validate_layout(o, d);
 }
 
 static int validate_rand_set(const struct tgen_opts *o, struct diag *d)
@@ -168,6 +202,13 @@ static int validate_rand_set(const struct tgen_opts *o, struct diag *d)
 				(unsigned long)o->workers, a, c);
 	if (o->sweep_bytes_per_s == 0)
 		return diag_set(d, "sweep-rate must be more than 0 bytes/s");
+	if (o->sweep_jitter_pct > 100)
+		return diag_set(d, "sweep-jitter-pct %llu is more than 100",
+				(unsigned long long)o->sweep_jitter_pct);
+	if (o->first_touch_ms >= o->duration_ms)
+		return diag_set(d, "first-touch-ms %llu is not before duration-ms %llu (the "
+				"workers would never start)", (unsigned long long)o->first_touch_ms,
+				(unsigned long long)o->duration_ms);
 	if ((u128)n_epochs(o) * 2 * o->workers > TGEN_WORK_MAX)
 		return diag_set(d, "%llu epochs x %lu workers is too much work (more than %llu "
 				"ranges): raise epoch-ms or lower workers",
@@ -388,37 +429,56 @@ struct gen {
 	struct emitter e;
 	struct pageset set;
 	prng rng;
+	u128 *swept;                      /* rand-set: per worker, bytes swept x JIT_SCALE x 1000 */
 };
 
-/* rand-set: every worker is `done` pages into its endless sweep at t_k; write the pages
- * between the previous epoch's position and this one's, wrapping at the region's end. */
-static int rand_set_epoch(struct gen *g, uint64_t k)
+/* rand-set's sweep, exactly: a worker active for ms milliseconds at sweep_bytes_per_s x
+ * (1 + u / JIT_SCALE) has swept ms x rate x (JIT_SCALE + u) / (JIT_SCALE x 1000) bytes; the
+ * sums stay below 2^128 (ms <= 2^64 / 10^6, rate < 2^64, factor <= 2 x 10^5). u is 0
+ * without jitter (and no draw is made), which gives the exact floors of earlier versions. */
+#define JIT_SCALE UINT64_C(100000)        /* 100 % */
+
+static uint64_t swept_pages(const struct tgen_opts *o, u128 swept)
+{
+	return (uint64_t)(swept / ((u128)JIT_SCALE * 1000u * o->page_size));
+}
+
+/* One worker's pages in epoch k: its first touch, a pass ending (churn) or the sweep. */
+static int rand_set_worker(struct gen *g, uint64_t k, uint64_t w)
 {
 	const struct tgen_opts *o = g->o;
-	uint64_t wp = o->worker_bytes / o->page_size;
-	u128 per_s = (u128)o->sweep_bytes_per_s, unit = (u128)1000 * o->page_size;
-	u128 d0, d1;
+	uint64_t wp = o->worker_bytes / o->page_size, base = w * wp;
+	uint64_t t1 = k * o->epoch_ms, t0 = k ? t1 - o->epoch_ms : 0, ft = o->first_touch_ms;
+	uint64_t d0, d1, a, n;
+	int64_t u = 0;
+
+	if (t1 < ft)
+		return 0;                 /* not started yet */
+	if (o->sweep_jitter_pct) {
+		uint64_t span = (uint64_t)o->sweep_jitter_pct * (JIT_SCALE / 100);
+		u = (int64_t)prng_below(&g->rng, 2 * span + 1) - (int64_t)span;
+	}
+	d0 = swept_pages(o, g->swept[w]);
+	if (k > 0 && t1 > ft)
+		g->swept[w] += (u128)(t1 - (t0 > ft ? t0 : ft)) * o->sweep_bytes_per_s *
+			       (u128)((int64_t)JIT_SCALE + u);
+	d1 = swept_pages(o, g->swept[w]);
+	if ((k == 0 || t0 < ft) || d1 - d0 >= wp || (o->churn && d1 / wp > d0 / wp))
+		return emit_range(&g->e, base, wp);   /* first touch, a whole pass, a remap */
+	a = d0 % wp;
+	n = d1 - d0;
+	if (a + n <= wp)
+		return emit_range(&g->e, base + a, n);
+	int rc = emit_range(&g->e, base, a + n - wp);   /* wrapped part first */
+	return rc ? rc : emit_range(&g->e, base + a, wp - a);
+}
+
+static int rand_set_epoch(struct gen *g, uint64_t k)
+{
 	int rc = 0;
 
-	if (k == 0)                       /* first touch: all regions, back to back */
-		return emit_range(&g->e, 0, wp * o->workers);
-	d0 = (u128)((k - 1) * o->epoch_ms) * per_s / unit;
-	d1 = (u128)(k * o->epoch_ms) * per_s / unit;
-	for (uint64_t w = 0; w < o->workers && rc == 0; w++) {
-		uint64_t base = w * wp, a = (uint64_t)(d0 % wp), n;
-		if (d1 - d0 >= wp) {
-			rc = emit_range(&g->e, base, wp);
-			continue;
-		}
-		n = (uint64_t)(d1 - d0);
-		if (a + n <= wp) {
-			rc = emit_range(&g->e, base + a, n);
-			continue;
-		}
-		rc = emit_range(&g->e, base, a + n - wp);           /* wrapped part first */
-		if (rc == 0)
-			rc = emit_range(&g->e, base + a, wp - a);
-	}
+	for (uint64_t w = 0; w < g->o->workers && rc == 0; w++)
+		rc = rand_set_worker(g, k, w);
 	return rc;
 }
 
@@ -461,6 +521,11 @@ static int gen_body(struct gen *g)
 	int rc = 0;
 
 	prng_seed_stream(&g->rng, o->seed, TGEN_STREAM_ID(o->pattern));
+	if (o->pattern == TGEN_RAND_SET) {
+		g->swept = calloc(o->workers, sizeof *g->swept);
+		if (!g->swept)
+			return -ENOMEM;
+	}
 	for (uint64_t k = 0; k < epochs && rc == 0; k++) {
 		uint64_t t_ns = k * o->epoch_ms * VCLOCK_NS_PER_MS;
 		assert(t_ns < o->duration_ms * VCLOCK_NS_PER_MS);
@@ -473,6 +538,38 @@ static int gen_body(struct gen *g)
 			rc = random_epoch(g, k);
 	}
 	return rc ? rc : emit_flush(&g->e);
+}
+
+/* ---- the initial layout ---- */
+
+/* Knuth's selection sampling: exactly `want` of the extents, each set equally likely, in
+ * ascending order; adjacent chosen extents merge into one range (a last short extent ends
+ * at the guest's end). */
+static int write_layout(trace_writer *w, const struct tgen_opts *o)
+{
+	uint64_t ep = layout_extent_pages(o), n = layout_extents(o), pages = guest_pages(o);
+	uint64_t want = (n * o->layout_nonzero_pct + 50) / 100, first = 0, len = 0;
+	prng rng;
+	int rc = 0;
+
+	prng_seed_stream(&rng, o->seed, TGEN_LAYOUT_STREAM_ID);
+	for (uint64_t i = 0; i < n && want > 0 && rc == 0; i++) {
+		uint64_t a = i * ep, cnt = pages - a < ep ? pages - a : ep;
+		if (prng_below(&rng, n - i) >= want)
+			continue;
+		want--;
+		if (len && first + len == a) {
+			len += cnt;
+			continue;
+		}
+		if (len)
+			rc = trace_writer_layout(w, &(struct trace_range){ 0, first, len });
+		first = a;
+		len = cnt;
+	}
+	if (rc == 0 && len)
+		rc = trace_writer_layout(w, &(struct trace_range){ 0, first, len });
+	return rc;
 }
 
 /* ---- header comments and the file ---- */
@@ -489,7 +586,7 @@ static void fmt_double(char *buf, size_t len, double v)
 
 static int write_gen_comment(trace_writer *w, const struct tgen_opts *o)
 {
-	char line[384], g[32], p[32], a[32], b[32], f[32];
+	char line[512], g[32], p[32], a[32], b[32], f[32];
 	int n;
 
 	size_format(o->guest_bytes, g, sizeof g);
@@ -502,24 +599,38 @@ static int write_gen_comment(trace_writer *w, const struct tgen_opts *o)
 	if (o->pattern == TGEN_RAND_SET) {
 		size_format(o->worker_bytes, a, sizeof a);
 		size_format(o->sweep_bytes_per_s, b, sizeof b);
-		snprintf(line + n, sizeof line - (size_t)n, " --workers %lu --worker-bytes %s "
-			 "--sweep-rate %s", (unsigned long)o->workers, a, b);
+		n += snprintf(line + n, sizeof line - (size_t)n, " --workers %lu --worker-bytes %s "
+			      "--sweep-rate %s", (unsigned long)o->workers, a, b);
+		if (o->churn)
+			n += snprintf(line + n, sizeof line - (size_t)n, " --churn true");
+		if (o->first_touch_ms)
+			n += snprintf(line + n, sizeof line - (size_t)n, " --first-touch-ms %llu",
+				      (unsigned long long)o->first_touch_ms);
+		if (o->sweep_jitter_pct)
+			n += snprintf(line + n, sizeof line - (size_t)n, " --sweep-jitter-pct %llu",
+				      (unsigned long long)o->sweep_jitter_pct);
 	} else if (o->pattern == TGEN_RANDOM) {
-		snprintf(line + n, sizeof line - (size_t)n, " --rate %llu",
-			 (unsigned long long)o->rate_pages_per_s);
+		n += snprintf(line + n, sizeof line - (size_t)n, " --rate %llu",
+			      (unsigned long long)o->rate_pages_per_s);
 	} else if (o->pattern == TGEN_HOTCOLD) {
 		fmt_double(f, sizeof f, o->hot_fraction);
-		snprintf(line + n, sizeof line - (size_t)n, " --hot-fraction %s --hot-rate %llu "
-			 "--cold-rate %llu", f, (unsigned long long)o->hot_pages_per_s,
-			 (unsigned long long)o->cold_pages_per_s);
+		n += snprintf(line + n, sizeof line - (size_t)n, " --hot-fraction %s --hot-rate %llu "
+			      "--cold-rate %llu", f, (unsigned long long)o->hot_pages_per_s,
+			      (unsigned long long)o->cold_pages_per_s);
 	}
+	if (o->layout_nonzero_pct) {
+		size_format(o->layout_extent_bytes, a, sizeof a);
+		n += snprintf(line + n, sizeof line - (size_t)n, " --layout-nonzero-pct %llu "
+			      "--layout-extent %s", (unsigned long long)o->layout_nonzero_pct, a);
+	}
+	assert((size_t)n < sizeof line);
 	return trace_writer_comment(w, line);
 }
 
 static void fill_header(const struct tgen_opts *o, struct trace_header *h)
 {
 	memset(h, 0, sizeof *h);
-	h->version = TRACE_VERSION;
+	h->version = o->layout_nonzero_pct ? TRACE_VERSION_LAYOUT : TRACE_VERSION;
 	h->page_size = o->page_size;
 	h->duration_ns = o->duration_ms * VCLOCK_NS_PER_MS;
 	h->n_blocks = 1;
@@ -559,8 +670,11 @@ int tgen_write_progress(const struct tgen_opts *o, const char *path, struct tgen
 	g.e = (struct emitter){ .w = w, .st = &local, .progress = progress, .progress_arg = arg };
 	g.set.n_pages = guest_pages(o);
 	rc = write_gen_comment(w, o);
+	if (rc == 0 && o->layout_nonzero_pct)
+		rc = write_layout(w, o);
 	if (rc == 0)
 		rc = gen_body(&g);
+	free(g.swept);
 	free(g.set.v);
 	free(g.set.bits);
 	if (rc) {

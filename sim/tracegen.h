@@ -2,9 +2,13 @@
  *
  *   rand-set  like `stress-ng --vm N --vm-bytes B --vm-method rand-set`: N workers, each
  *             sweeping its own B bytes sequentially at sweep_bytes_per_s, rewriting every
- *             page once per pass. Worker regions are laid out back to back from page 0.
- *             Epoch 0 holds the first touch of every worker's region (stress-ng populates
- *             its buffers before the migration starts).
+ *             page once per pass, wrapping at the end. Worker regions are laid out back to
+ *             back from page 0. The first touch (the whole region) is at first_touch_ms (0:
+ *             epoch 0, before the migration starts). With churn (stress-ng without
+ *             --vm-keep: each pass munmaps the buffer and maps it again, populated) the epoch
+ *             in which a pass ends holds the whole region, and the next pass starts at page
+ *             0. sweep_jitter_pct draws each worker's rate per epoch uniformly within that
+ *             share of sweep_bytes_per_s (seeded; 0: exact).
  *   random    `rate_pages_per_s` pages chosen uniformly over the guest, per epoch.
  *   hotcold   a hot set (hot_fraction of the guest, at the start) written at hot_rate, the
  *             rest at cold_rate pages/s, uniform within each set.
@@ -15,9 +19,16 @@
  * sorted and merged into ranges; epoch 0 holds only rand-set's first touch. The options
  * are recorded in the header as a "# gen: migbed trace gen ..." comment.
  *
+ * Initial layout (every pattern): with layout_nonzero_pct > 0 the trace is version 2 and its
+ * layout lines name the pages that hold data at start: that share of the guest, as whole
+ * extents of layout_extent_bytes chosen at random (seeded, exactly round(pct % of the
+ * extents)); the rest are holes, zero pages never touched. 0: no layout, a version 1 trace
+ * (every page zero at start), byte-identical to what earlier migbeds wrote.
+ *
  * The same options produce the same file, byte for byte. */
 #ifndef MIGBED_SIM_TRACEGEN_H
 #define MIGBED_SIM_TRACEGEN_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "sim/diag.h"
 
@@ -26,6 +37,8 @@ enum tgen_pattern { TGEN_RAND_SET, TGEN_RANDOM, TGEN_HOTCOLD, TGEN_IDLE };
 /* The PRNG stream of each pattern: prng_seed_stream(seed, TGEN_STREAM_ID(pattern)). Part of
  * the determinism contract: changing it changes every generated trace. */
 #define TGEN_STREAM_ID(pattern) (UINT64_C(0x7467656e00000000) + (uint64_t)(pattern))
+/* The initial layout's stream (independent of the pattern's draws). */
+#define TGEN_LAYOUT_STREAM_ID UINT64_C(0x7467656e6c61796f)
 
 struct tgen_opts {
 	enum tgen_pattern pattern;
@@ -38,6 +51,12 @@ struct tgen_opts {
 	uint32_t workers;
 	uint64_t worker_bytes;
 	uint64_t sweep_bytes_per_s;       /* per worker */
+	bool churn;                       /* a pass ends with a remap: the whole region again */
+	uint64_t first_touch_ms;          /* the regions' first touch; the sweeps start there */
+	uint64_t sweep_jitter_pct;        /* 0..100: per-epoch rate within +-pct % (0: exact) */
+	/* every pattern: the initial layout */
+	uint64_t layout_nonzero_pct;      /* 0..100 % of the guest non-zero at start (0: none) */
+	uint64_t layout_extent_bytes;     /* data and holes are runs of whole extents */
 	/* random */
 	uint64_t rate_pages_per_s;
 	/* hotcold */
@@ -61,6 +80,7 @@ struct tgen_opts {
 #define TGEN_DEFAULT_HOT_PAGES_PER_S 25600u
 #define TGEN_DEFAULT_COLD_PAGES_PER_S 256u
 #define TGEN_DEFAULT_SEED UINT64_C(1)
+#define TGEN_DEFAULT_LAYOUT_EXTENT_BYTES (UINT64_C(2) << 20)
 
 /* Every field its default (pattern rand-set, seed 1). No value means "unset": a front end
  * that lets a user leave a key out keeps the default set here, or derives it (below). */

@@ -435,6 +435,197 @@ static void check_random_draws(const struct tgen_opts *o, uint64_t hot)
 	}
 }
 
+
+/* rand-set with churn and a first touch, simulated page by page: a worker starts at ft
+ * with its whole region; a pass that ends in an epoch (churn) writes the whole region. */
+static void expect_stressng(const struct tgen_opts *o, uint64_t k, unsigned char *want)
+{
+	uint64_t wp = o->worker_bytes / o->page_size, t1 = k * o->epoch_ms;
+	uint64_t t0 = k ? t1 - o->epoch_ms : 0, ft = o->first_touch_ms;
+	uint64_t d0 = t0 > ft ? (t0 - ft) * o->sweep_bytes_per_s / 1000 / o->page_size : 0;
+	uint64_t d1 = t1 > ft ? (t1 - ft) * o->sweep_bytes_per_s / 1000 / o->page_size : 0;
+
+	memset(want, 0, MAX_PAGES);
+	for (uint32_t w = 0; w < o->workers && t1 >= ft; w++) {
+		int whole = (k == 0 || t0 < ft) || (o->churn && d1 / wp > d0 / wp);
+		for (uint64_t i = d0; i < d1 || (whole && i < d0 + wp); i++)
+			want[w * wp + i % wp] = 1;
+	}
+}
+
+static void test_rand_set_churn_and_first_touch(void **st)
+{
+	static unsigned char want[MAX_PAGES];
+	struct tgen_opts o;
+
+	(void)st;
+	tgen_defaults(&o);
+	o.guest_bytes = 64 * 4096;
+	o.duration_ms = 200;
+	o.workers = 3;
+	o.worker_bytes = 16 * 4096;
+	o.sweep_bytes_per_s = 3 * 4096 * 100;   /* 3 pages per epoch: a pass every 5.3 epochs */
+	for (int churn = 0; churn <= 1; churn++) {
+		for (uint64_t ft = 0; ft <= 35; ft += 35) {
+			uint64_t whole = 0;
+			o.churn = churn;
+			o.first_touch_ms = ft;
+			gen_ok(&o, tmp_path("ch.trace"));
+			read_back(tmp_path("ch.trace"));
+			assert_int_equal(rb.h.version, TRACE_VERSION);
+			for (uint64_t k = 0; k < rb.n_epochs; k++) {
+				expect_stressng(&o, k, want);
+				if (memcmp(rb.page[k], want, MAX_PAGES))
+					fail_msg("churn %d first touch %llu: epoch %llu differs", churn,
+						 (unsigned long long)ft, (unsigned long long)k);
+				whole += rb.written[k] == 3 * 16;
+				if (k * o.epoch_ms < ft)
+					assert_int_equal(rb.written[k], 0);   /* nothing before the first touch */
+			}
+			/* the first touch, and with churn one remap per 16 / 3 epochs */
+			if (churn)
+				assert_int_equal(whole, 1 + (190 - ft) * 3 / 10 / 16);
+			else
+				assert_int_equal(whole, 1);
+		}
+	}
+	/* first touch at 0 and no churn is what earlier migbeds wrote (the exact sweep) */
+	o.churn = 0;
+	o.first_touch_ms = 0;
+	gen_ok(&o, tmp_path("rs.trace"));
+	check_rand_set(&o);
+}
+
+static void test_rand_set_jitter(void **st)
+{
+	struct tgen_opts o = small_opts(TGEN_RAND_SET);
+	uint64_t total = 0, lo = UINT64_MAX, hi = 0;
+	const char *a = tmp_path("j1.trace"), *b = tmp_path("j2.trace");
+
+	(void)st;
+	o.duration_ms = 2000;
+	o.epoch_ms = 10;
+	o.guest_bytes = 1024 * 4096;
+	o.workers = 1;
+	o.worker_bytes = 1024 * 4096;
+	o.sweep_bytes_per_s = 100 * 4096 * 100;   /* 100 pages per epoch */
+	o.sweep_jitter_pct = 50;
+	gen_ok(&o, a);
+	gen_ok(&o, b);
+	assert_true(same_file(a, b));             /* seeded: deterministic */
+	read_back(a);
+	for (uint64_t k = 1; k < rb.n_epochs; k++) {
+		total += rb.written[k];
+		lo = rb.written[k] < lo ? rb.written[k] : lo;
+		hi = rb.written[k] > hi ? rb.written[k] : hi;
+	}
+	/* each epoch within 50..150 pages, the spread used, the mean rate kept (+-5 %) */
+	assert_true(lo >= 49 && hi <= 151);
+	assert_true(lo < 70 && hi > 130);
+	assert_true(total > 199 * 100 * 95 / 100 && total < 199 * 100 * 105 / 100);
+	o.seed++;
+	gen_ok(&o, b);
+	assert_false(same_file(a, b));
+	o.sweep_jitter_pct = 0;                   /* 0: exactly the old sweep, no draws */
+	o.seed--;
+	gen_ok(&o, a);
+	read_back(a);
+	for (uint64_t k = 1; k < rb.n_epochs; k++)
+		assert_int_equal(rb.written[k], 100);
+}
+
+/* The layout's ranges read back: whole extents, exactly the share asked, ascending. */
+static uint64_t read_layout(const char *path, uint64_t extent_pages, uint64_t guest_pages)
+{
+	struct trace_range tr;
+	struct diag d;
+	trace_reader *r = NULL;
+	uint64_t pages = 0, prev_end = 0, t;
+	int rc;
+
+	assert_int_equal(trace_open(path, &r, &d), 0);
+	while ((rc = trace_next_layout(r, &tr)) == 1) {
+		assert_true(tr.first_page % extent_pages == 0);
+		assert_true(tr.first_page + tr.n_pages == guest_pages || tr.n_pages % extent_pages == 0);
+		assert_true(pages == 0 || tr.first_page > prev_end);   /* merged */
+		prev_end = tr.first_page + tr.n_pages;
+		pages += tr.n_pages;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(trace_next_layout(r, &tr), 0);   /* done stays done */
+	assert_int_equal(trace_next_epoch(r, &t), 1);     /* the epochs follow */
+	assert_int_equal(t, 0);
+	trace_close(r);
+	return pages;
+}
+
+static void test_layout(void **st)
+{
+	struct tgen_opts o = small_opts(TGEN_IDLE);
+	const char *a = tmp_path("l1.trace"), *b = tmp_path("l2.trace");
+
+	(void)st;
+	o.guest_bytes = 1000 * 4096;            /* 63 extents of 16 pages, the last one 8 */
+	o.layout_extent_bytes = 16 * 4096;
+	for (uint64_t pct = 0; pct <= 100; pct += 25) {
+		o.layout_nonzero_pct = pct;
+		gen_ok(&o, a);
+		read_back(a);
+		assert_int_equal(rb.h.version, pct ? TRACE_VERSION_LAYOUT : TRACE_VERSION);
+		uint64_t pages = read_layout(a, 16, 1000);
+		uint64_t want = (63 * pct + 50) / 100;
+		/* want whole extents, one of which may be the short last one */
+		assert_true(pages == want * 16 || pages == want * 16 - 8);
+	}
+	o.layout_nonzero_pct = 40;
+	gen_ok(&o, a);
+	gen_ok(&o, b);
+	assert_true(same_file(a, b));
+	o.seed = 2;
+	gen_ok(&o, b);
+	assert_false(same_file(a, b));          /* placed by the seed */
+	/* the layout's stream is its own: the random pattern's pages do not move */
+	struct tgen_opts r = small_opts(TGEN_RANDOM), rl;
+	gen_ok(&r, a);
+	read_back(a);
+	uint64_t w1 = rb.written[1];
+	rl = r;
+	rl.layout_nonzero_pct = 50;
+	gen_ok(&rl, b);
+	read_back(b);
+	assert_int_equal(rb.written[1], w1);
+}
+
+static void test_validate_new_keys(void **st)
+{
+	struct tgen_opts o = small_opts(TGEN_RAND_SET);
+	struct diag d;
+
+	(void)st;
+	o.first_touch_ms = o.duration_ms;
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "first-touch-ms 100 is not before duration-ms 100"));
+	o = small_opts(TGEN_RAND_SET);
+	o.sweep_jitter_pct = 101;
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "sweep-jitter-pct 101 is more than 100"));
+	o = small_opts(TGEN_IDLE);
+	o.layout_nonzero_pct = 101;
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "layout-nonzero-pct 101"));
+	o.layout_nonzero_pct = 10;
+	o.layout_extent_bytes = 6000;
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "layout-extent"));
+	o.layout_extent_bytes = 0;
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	o.page_size = 512;
+	o.guest_bytes = UINT64_C(1) << 42;
+	o.layout_extent_bytes = 512;
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "extents, more than"));
+}
+
 static void test_random_pages(void **st)
 {
 	struct tgen_opts o = small_opts(TGEN_RANDOM);
@@ -612,6 +803,10 @@ int main(void)
 		cmocka_unit_test(test_same_options_same_bytes),
 		cmocka_unit_test(test_seed_changes_random_patterns),
 		cmocka_unit_test(test_rand_set_exact_pages),
+		cmocka_unit_test(test_rand_set_churn_and_first_touch),
+		cmocka_unit_test(test_rand_set_jitter),
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_validate_new_keys),
 		cmocka_unit_test(test_random_pages),
 		cmocka_unit_test(test_random_sparse_repeats),
 		cmocka_unit_test(test_hotcold_pages),
