@@ -12,7 +12,7 @@
 # Exit status: 0 recorded and migrated; 1 a step failed (named); 2 bad usage.
 set -u -o pipefail
 die() { echo "record-qemu: $*" >&2; exit 1; }
-[ "${1:-}" = --help ] && { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[ "${1:-}" = --help ] && { sed -n '2,/^set -u/{/^set -u/d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$0"; exit 0; }
 here=$(cd "$(dirname "$0")/.." && pwd) || die "no repository folder"
 migbed=${MIGBED:-$here/build/migbed}
 out=${1:-qemu.trace} secs=${2:-3}
