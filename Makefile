@@ -8,8 +8,11 @@
 #   make fuzz FUZZ_SECONDS=N  every fuzz/ harness under libFuzzer (clang, build-fuzz/), N s each
 #   make coverage      whole suite on an instrumented build: lcov + HTML report, error-path map (build-cov/coverage/)
 #   make coverage-check  fail on a cause no test produces or coverage under coverage/thresholds
-#   make install PREFIX=/usr/local
-#   make deps          install missing Debian packages (root) or print the apt-get line
+#   make install PREFIX=/usr/local [DESTDIR=...]   GNU layout (bindir, libexecdir/migbed, datadir/migbed,
+#                      docdir, mandir, bash completion); make uninstall removes exactly those files
+#   make man completion  build/man/migbed.1, migbed-trace.5, build/completion/migbed (from the binary)
+#   make deps          install missing Debian packages (root) or print the apt-get line; a plain make
+#                      only checks them (never runs apt-get); make run installs them as make deps does
 #   make V=1           show the commands
 #
 # Sources are found by wildcard: every vocab/ sim/ transport/ faults/ run/ cli/ *.c is part of the
@@ -17,6 +20,18 @@
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
+# GNU installation directories (override any on the command line; DESTDIR stages a package)
+prefix        ?= $(PREFIX)
+exec_prefix   ?= $(prefix)
+bindir        ?= $(exec_prefix)/bin
+libexecdir    ?= $(exec_prefix)/libexec
+datarootdir   ?= $(prefix)/share
+datadir       ?= $(datarootdir)
+docdir        ?= $(datarootdir)/doc/migbed
+mandir        ?= $(datarootdir)/man
+pkgdatadir     = $(datadir)/migbed
+pkglibexecdir  = $(libexecdir)/migbed
+bashcompdir   ?= $(datadir)/bash-completion/completions
 CC      ?= cc
 V       ?= 0
 Q        = $(if $(filter 1,$(V)),,@)
@@ -27,7 +42,7 @@ Q        = $(if $(filter 1,$(V)),,@)
 # while parsing ran it before deps.sh: on a fresh machine the first build linked without
 # -libverbs -lrdmacm -lzstd.) Goals that build nothing don't need it and don't install anything.
 PKGS     = libibverbs librdmacm libzstd
-NO_PKG_GOALS = clean deps coverage coverage-check check-asan fuzz
+NO_PKG_GOALS = clean deps coverage coverage-check check-asan fuzz uninstall
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_PKG_GOALS),$(MAKECMDGOALS)),all),)
 include $(BUILD)/pkg.mk
 endif
@@ -57,7 +72,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN = $(TEST_SRC:%.c=$(BUILD)/test/%)
 
 .PHONY: all run deps check check-asan check-valgrind unit bats verbs bench coverage coverage-check install \
-        clean fuzz fuzzers fuzz-replay
+        uninstall man completion clean fuzz fuzzers fuzz-replay FORCE
 all: $(BUILD)/migbed
 
 # The main job on a default: generate a small rand-set trace, migrate it through QEMU's RDMA
@@ -68,8 +83,11 @@ run: $(BUILD)/migbed
 deps:
 	$(Q)scripts/deps.sh build
 
+# Only `make deps` and `make run` (the README's first command) install packages; any other goal
+# checks them and, when some are missing, prints the apt-get line and stops (scripts/deps.sh --check).
+DEPS_MODE = $(if $(filter run deps,$(MAKECMDGOALS)),,--check)
 $(BUILD)/.deps-ok: scripts/deps.sh
-	$(Q)scripts/deps.sh build
+	$(Q)scripts/deps.sh $(DEPS_MODE) build
 	$(Q)mkdir -p $(BUILD) && touch $@
 
 # PKG_CFLAGS, PKG_LIBS (libibverbs librdmacm libzstd), CMOCKA_CFLAGS, CMOCKA_LIBS. A package
@@ -88,6 +106,14 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The installed data folder (hw/, scenarios/) is compiled into run/hw.o; $(BUILD)/datadir holds it
+# and is rewritten only when it changes, so a new datadir (or PREFIX) rebuilds that one object.
+$(BUILD)/obj/run/hw.o: CPPFLAGS += -DMIGBED_DATADIR='"$(pkgdatadir)"'
+$(BUILD)/obj/run/hw.o: $(BUILD)/datadir
+$(BUILD)/datadir: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(pkgdatadir)' | cmp -s - $@ || echo '$(pkgdatadir)' >$@
 
 $(BUILD)/libmigbed.a: $(LIB_OBJ)
 	$(if $(Q),@echo "  AR      $@")
@@ -176,11 +202,75 @@ coverage:
 coverage-check:
 	$(Q)BUILD=$(COV_BUILD) coverage/check.sh
 
-install: $(BUILD)/migbed
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/migbed
-	install -m 755 $(BUILD)/migbed $(DESTDIR)$(PREFIX)/bin/migbed
-	install -m 644 $(BUILD)/libmigbed.a $(DESTDIR)$(PREFIX)/lib/libmigbed.a
-	cp -r docs hw $(DESTDIR)$(PREFIX)/share/migbed/
+# --- install ----------------------------------------------------------------------------------
+# No public library: libmigbed.a is the build's internal archive (its headers include each other
+# by repository path and promise no stable interface), so no headers, .a or .pc are installed.
+# The helpers are installed flat in $(pkglibexecdir); make install writes the installed bindir
+# into them (INSTALLED_BINDIR=...) so that they find the installed migbed.
+HELPERS   = topologies/detect topologies/setup topologies/clean topologies/vm/rxe-vm \
+            topologies/vm/guest-init.sh topologies/qemu/migbed-qemu topologies/qemu/qemu-lib.bash \
+            topologies/qemu/capture-stream.sh scripts/deps.sh
+SCENARIOS = $(wildcard bats/scenarios/*.scn) $(wildcard bats/scenarios/*.trace.zst)
+LAYOUTS   = $(wildcard bats/data/layouts/*.trace)
+HWFILES   = $(wildcard hw/*.hw)
+DOCS      = README.md LICENSE $(wildcard docs/*.md)
+DOCDATA   = $(wildcard docs/data/*) $(wildcard docs/img/*)
+MAN1      = $(BUILD)/man/migbed.1
+MAN5      = $(BUILD)/man/migbed-trace.5
+COMPLETION = $(BUILD)/completion/migbed
+
+man: $(MAN1) $(MAN5)
+completion: $(COMPLETION)
+$(MAN1): $(BUILD)/migbed scripts/gen-man.sh
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)scripts/gen-man.sh migbed.1 $(BUILD)/migbed >$@.tmp && mv $@.tmp $@
+$(MAN5): docs/trace-format.md scripts/gen-man.sh scripts/md2man.awk $(BUILD)/migbed
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)scripts/gen-man.sh migbed-trace.5 $(BUILD)/migbed docs/trace-format.md >$@.tmp && mv $@.tmp $@
+$(COMPLETION): $(BUILD)/migbed scripts/gen-completion.sh
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  GEN     $@")
+	$(Q)scripts/gen-completion.sh $(BUILD)/migbed >$@.tmp && mv $@.tmp $@
+
+# the installed files, one per line, as DESTDIR-less paths (make uninstall removes exactly these)
+INSTALLED = $(bindir)/migbed \
+            $(addprefix $(pkglibexecdir)/,$(notdir $(HELPERS))) \
+            $(addprefix $(pkgdatadir)/scenarios/,$(notdir $(SCENARIOS))) \
+            $(addprefix $(pkgdatadir)/data/layouts/,$(notdir $(LAYOUTS))) \
+            $(addprefix $(pkgdatadir)/hw/,$(notdir $(HWFILES))) \
+            $(addprefix $(docdir)/,$(notdir $(DOCS))) \
+            $(addprefix $(docdir)/data/,$(notdir $(wildcard docs/data/*))) \
+            $(addprefix $(docdir)/img/,$(notdir $(wildcard docs/img/*))) \
+            $(mandir)/man1/migbed.1 $(mandir)/man5/migbed-trace.5 $(bashcompdir)/migbed
+INSTALLED_DIRS = $(pkglibexecdir) $(pkgdatadir)/scenarios $(pkgdatadir)/data/layouts $(pkgdatadir)/data \
+                 $(pkgdatadir)/hw $(pkgdatadir) $(docdir)/data $(docdir)/img $(docdir)
+
+install: $(BUILD)/migbed $(MAN1) $(MAN5) $(COMPLETION)
+	$(Q)install -d $(DESTDIR)$(bindir) $(DESTDIR)$(pkglibexecdir) $(DESTDIR)$(pkgdatadir)/scenarios \
+	  $(DESTDIR)$(pkgdatadir)/data/layouts $(DESTDIR)$(pkgdatadir)/hw $(DESTDIR)$(docdir)/data \
+	  $(DESTDIR)$(docdir)/img $(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man5 $(DESTDIR)$(bashcompdir)
+	$(Q)install -m 755 $(BUILD)/migbed $(DESTDIR)$(bindir)/migbed
+	$(Q)for f in $(HELPERS); do \
+	  sed "s|^INSTALLED_BINDIR=''.*|INSTALLED_BINDIR='$(bindir)'|" $$f >$(DESTDIR)$(pkglibexecdir)/$${f##*/}.tmp && \
+	  chmod $$(stat -c %a $$f) $(DESTDIR)$(pkglibexecdir)/$${f##*/}.tmp && \
+	  mv $(DESTDIR)$(pkglibexecdir)/$${f##*/}.tmp $(DESTDIR)$(pkglibexecdir)/$${f##*/} || exit 1; done
+	$(Q)install -m 644 $(SCENARIOS) $(DESTDIR)$(pkgdatadir)/scenarios/
+	$(Q)install -m 644 $(LAYOUTS) $(DESTDIR)$(pkgdatadir)/data/layouts/
+	$(Q)install -m 644 $(HWFILES) $(DESTDIR)$(pkgdatadir)/hw/
+	$(Q)install -m 644 $(DOCS) $(DESTDIR)$(docdir)/
+	$(Q)install -m 644 $(wildcard docs/data/*) $(DESTDIR)$(docdir)/data/
+	$(Q)install -m 644 $(wildcard docs/img/*) $(DESTDIR)$(docdir)/img/
+	$(Q)install -m 644 $(MAN1) $(DESTDIR)$(mandir)/man1/migbed.1
+	$(Q)install -m 644 $(MAN5) $(DESTDIR)$(mandir)/man5/migbed-trace.5
+	$(Q)install -m 644 $(COMPLETION) $(DESTDIR)$(bashcompdir)/migbed
+
+# removes the files install writes and the folders that are migbed's own (when empty); shared
+# folders (bin, man1, completions) stay
+uninstall:
+	$(Q)for f in $(INSTALLED); do rm -f "$(DESTDIR)$$f" || exit 1; done
+	$(Q)for d in $(INSTALLED_DIRS); do [ ! -d "$(DESTDIR)$$d" ] || rmdir "$(DESTDIR)$$d" || exit 1; done
 
 clean:
 	rm -rf $(BUILD) build-cov $(ASAN_BUILD) $(FUZZ_BUILD)

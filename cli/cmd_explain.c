@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/run_report.h"
 #include "run/explain.h"
+#include "run/hw.h"
 #include "run/out_file.h"
 #include "transport/profile.h"
 #include "vocab/cause.h"
@@ -45,7 +46,8 @@ static void usage(FILE *f)
 		"                          dst-impl = qemu-7.2 when the log is QEMU 7.2's)\n"
 		"  --run                   run the written scenarios; say whether each gives the cause\n"
 		"                          and the log's QEMU lines\n"
-		"scenarios: $MIGBED_SCENARIOS, else ../bats/scenarios beside the migbed binary.\n\n"
+		"scenarios: $MIGBED_SCENARIOS, else ../bats/scenarios beside the migbed binary, else the\n"
+		"installed ones (DATADIR/scenarios; DATADIR: $MIGBED_DATADIR, else make install's).\n\n"
 		"exit status: 0 some cause fits, 1 none does (the unplaced lines are listed),\n"
 		"             2 bad usage or an unreadable log (nothing written)\n");
 }
@@ -149,8 +151,8 @@ static void scenarios_dir(char *out, size_t n)
 		*slash = '\0';
 	char dir[PATH_MAX], real[PATH_MAX], cwd[PATH_MAX];
 	if ((size_t)snprintf(dir, sizeof dir, "%.*s/bats/scenarios", (int)(sizeof dir - 32), exe) >= sizeof dir ||
-	    !realpath(dir, real)) {
-		snprintf(out, n, "bats/scenarios");
+	    !realpath(dir, real)) {   /* not in the repository: the installed ones */
+		snprintf(out, n, "%s/scenarios", hw_datadir());
 		return;
 	}
 	size_t cl = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;   /* under the working folder: relative */

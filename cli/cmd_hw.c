@@ -20,7 +20,8 @@ static void usage(FILE *f)
 		   "Hardware profiles: the cost model's parameters (docs/model.md), given to run and sweep\n"
 		   "as --hw NAME|FILE (scenarios: hw = NAME), one key overridden by --hw-set KEY=VALUE.\n"
 		   "  list  the named profiles: hw/NAME.hw in $MIGBED_HW_PATH's folders, then beside the\n"
-		   "        binary (BIN/../hw, BIN/../share/migbed/hw); the first of a name wins\n"
+		   "        binary (BIN/../hw, BIN/../share/migbed/hw), then the installed DATADIR/hw\n"
+		   "        (DATADIR: $MIGBED_DATADIR, else make install's); the first of a name wins\n"
 		   "  show  every key of one profile (with the overrides), as a file --hw reads back\n"
 		   "  keys  the keys: unit, the model's default (a key a profile leaves out), meaning\n"
 		   "exit status: 0, 2 bad usage or a bad profile (FILE:LINE: problem)\n");

@@ -116,16 +116,20 @@ static bool is_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void hw_each_dir(void (*fn)(const char *dir, void *arg), void *arg)
+#ifndef MIGBED_DATADIR
+#define MIGBED_DATADIR "/usr/local/share/migbed"
+#endif
+
+const char *hw_datadir(void)
 {
-	const char *env = getenv("MIGBED_HW_PATH");
-	char buf[HW_PATH_MAX], exe[PATH_MAX];
-	if (env && env[0] && strlen(env) < sizeof buf) {   /* dir:dir:... */
-		memcpy(buf, env, strlen(env) + 1);
-		for (char *save = NULL, *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
-			if (is_dir(tok))
-				fn(tok, arg);
-	}
+	const char *env = getenv("MIGBED_DATADIR");
+	return env && env[0] ? env : MIGBED_DATADIR;
+}
+
+/* BIN/../hw and BIN/../share/migbed/hw beside the running binary; their real paths into seen */
+static void each_exe_dir(void (*fn)(const char *dir, void *arg), void *arg, char seen[2][PATH_MAX])
+{
+	char exe[PATH_MAX], buf[HW_PATH_MAX];
 	ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (k <= 0)
 		return;
@@ -138,9 +142,26 @@ void hw_each_dir(void (*fn)(const char *dir, void *arg), void *arg)
 	static const char *const under[] = { "hw", "share/migbed/hw" };
 	for (size_t i = 0; i < sizeof under / sizeof under[0]; i++) {
 		int w = snprintf(buf, sizeof buf, "%.*s/%s", (int)(sizeof buf - 32), exe, under[i]);
-		if (w > 0 && (size_t)w < sizeof buf && is_dir(buf))
+		if (w > 0 && (size_t)w < sizeof buf && is_dir(buf) && realpath(buf, seen[i]))
 			fn(buf, arg);
 	}
+}
+
+void hw_each_dir(void (*fn)(const char *dir, void *arg), void *arg)
+{
+	const char *env = getenv("MIGBED_HW_PATH");
+	char buf[HW_PATH_MAX], real[PATH_MAX], seen[2][PATH_MAX] = { "", "" };
+	if (env && env[0] && strlen(env) < sizeof buf) {   /* dir:dir:... */
+		memcpy(buf, env, strlen(env) + 1);
+		for (char *save = NULL, *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+			if (is_dir(tok))
+				fn(tok, arg);
+	}
+	each_exe_dir(fn, arg, seen);
+	int w = snprintf(buf, sizeof buf, "%s/hw", hw_datadir());   /* unless it was one of those */
+	if (w > 0 && (size_t)w < sizeof buf && is_dir(buf) && realpath(buf, real) &&
+	    strcmp(real, seen[0]) && strcmp(real, seen[1]))
+		fn(buf, arg);
 }
 
 struct find_ctx {

@@ -53,7 +53,11 @@ int hw_load_file(const char *path, struct hw_profile *p, struct diag *d);
 /* hw_find then hw_load_file. */
 int hw_load(const char *name_or_file, struct hw_profile *p, struct diag *d);
 
-/* The folders searched for named profiles, in order; calls fn(dir, arg) for each that exists. */
+/* The installed data folder (hw/, scenarios/, data/): $MIGBED_DATADIR when set, else the
+ * compiled-in MIGBED_DATADIR (make install's $(datadir)/migbed). */
+const char *hw_datadir(void);
+/* The folders searched for named profiles, in order; calls fn(dir, arg) for each that exists:
+ * $MIGBED_HW_PATH's, BIN/../hw (the repository), BIN/../share/migbed/hw, hw_datadir()/hw. */
 void hw_each_dir(void (*fn)(const char *dir, void *arg), void *arg);
 
 /* The profile as a file hw_load_file reads back to the same costs. */

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# scripts/deps.sh GROUP... - make sure the Debian packages migbed needs are installed.
+# scripts/deps.sh [--check] GROUP... - make sure the Debian packages migbed needs are installed.
 #
 # Groups:  build  compiler-side libraries and test tools (make, make check)
 #          vm     the soft-RoCE VM lane: qemu, busybox, kernel tooling, rdma-core tools, perftest
 #          all    both, and what some tests need beyond the build (gnuplot-nox: sweep --plot)
 #          fresh  scripts/fresh-machine.sh (debootstrap)
-# As root, missing packages are installed with apt-get (no recommends). Otherwise the exact
+# As root, missing packages are installed with apt-get (no recommends). Otherwise, or with
+# --check (a plain `make`: it never runs apt-get, only `make deps` and `make run` do), the exact
 # apt-get line is printed and the script exits 1. Exit 0 when everything is present.
 set -u
 BUILD_PKGS="gcc make pkg-config libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
@@ -18,7 +19,8 @@ VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ib
 # the generator with (in the VM)
 TEST_PKGS="gnuplot-nox libxml2-utils valgrind parallel stress-ng"
 
-want=""
+want="" check=false
+if [ "${1:-}" = --check ]; then check=true; shift; fi
 [ $# -gt 0 ] || set -- build
 for g in "$@"; do
   case "$g" in
@@ -26,7 +28,7 @@ for g in "$@"; do
     vm)    want="$want $VM_PKGS" ;;
     all)   want="$want $BUILD_PKGS $VM_PKGS $TEST_PKGS" ;;
     fresh) want="$want debootstrap" ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -u/{/^set -u/d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) echo "deps.sh: unknown group '$g' (build, vm, all, fresh)" >&2; exit 2 ;;
   esac
 done
@@ -40,9 +42,9 @@ done
 [ -z "$missing" ] && exit 0
 
 line="apt-get install -y --no-install-recommends$missing"
-if [ "$(id -u)" != 0 ]; then
+if $check || [ "$(id -u)" != 0 ]; then
   echo "migbed: missing Debian packages:$missing" >&2
-  echo "migbed: run as root:  apt-get update && $line" >&2
+  echo "migbed: run as root:  apt-get update && $line  (or: make deps)" >&2
   exit 1
 fi
 echo "migbed: installing:$missing" >&2

@@ -12,7 +12,7 @@
 set -u -o pipefail
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
 if [ "${1:-}" = --help ] || [ "${1:-}" = -h ]; then
-  sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0"
+  sed -n '2,/^set -u/{/^set -u/d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$0"
   exit 0
 fi
 [ $# -ge 2 ] || die "usage: scripts/fuzz.sh BUILD NAME..."

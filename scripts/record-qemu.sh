@@ -19,7 +19,7 @@
 set -u -o pipefail
 die() { echo "record-qemu: $*" >&2; exit 1; }
 usage() { echo "record-qemu: $*" >&2; echo "usage: scripts/record-qemu.sh [--writer vcpu|qtest] [--thp off|keep] [OUT [SECONDS]]" >&2; exit 2; }
-[ "${1:-}" = --help ] && { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[ "${1:-}" = --help ] && { sed -n '2,/^set -u/{/^set -u/d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$0"; exit 0; }
 writer=vcpu thp=off
 while :; do
   case ${1:-} in
