@@ -157,21 +157,22 @@ setup() {
   [ "$output" = "$(printf 'true\t0\t4')" ]
 }
 
-# Seed 1320 is a known finding (docs/findings.md, S1): a QEMU 6.1 source that lost ESTABLISHED
-# names CONNECT_FAILED for the destination's own failure. When it is fixed, pick another.
+# Seed 2554 is a known finding (docs/findings.md, S3, not fixed): a duplicated qemu_file meets
+# no RECV, and the destination's next SEND fails RETRY_EXC_ERR before the source's RNR error is
+# stamped. When it is fixed, pick another. (Seed 1320, S1, was the finding here until S1's fix.)
 @test "a finding: exit 1, FINDING and replay lines, a bundle that migbed replay reproduces" {
-  run "$MIGBED" swarm --seeds 1320 --json f.json --bundles found
+  run "$MIGBED" swarm --seeds 2554 --json f.json --bundles found
   [ "$status" -eq 1 ]
-  [[ "$output" == *"^ FINDING unexplained: CONNECT_FAILED at src with 2 fired fault rules"* ]]
-  [[ "$output" == *"replay: migbed run --seed 1320 "* ]]
-  [[ "$output" == *"bundle: migbed replay found/seed-1320"* ]]
-  [ -f found/seed-1320/scenario.scn ]
-  [ -f found/seed-1320/events.log ]
+  [[ "$output" == *"^ FINDING unexplained: TRANSPORT_RETRY_EXCEEDED at dst with 1 fired fault rule:"* ]]
+  [[ "$output" == *"replay: migbed run --seed 2554 "* ]]
+  [[ "$output" == *"bundle: migbed replay found/seed-2554"* ]]
+  [ -f found/seed-2554/scenario.scn ]
+  [ -f found/seed-2554/events.log ]
   run jq -r '.runs[0] | [.verdict, .finding, .bundle] | @tsv' f.json
-  [ "$output" = "$(printf 'finding\tunexplained\tfound/seed-1320')" ]
-  run jq -r '.summary.finding_list[0] | [.seed, .class, .cause, (.replay | startswith("migbed run --seed 1320 "))] | @tsv' f.json
-  [ "$output" = "$(printf '1320\tunexplained\tCONNECT_FAILED\ttrue')" ]
-  run "$MIGBED" replay found/seed-1320
+  [ "$output" = "$(printf 'finding\tunexplained\tfound/seed-2554')" ]
+  run jq -r '.summary.finding_list[0] | [.seed, .class, .cause, (.replay | startswith("migbed run --seed 2554 "))] | @tsv' f.json
+  [ "$output" = "$(printf '2554\tunexplained\tTRANSPORT_RETRY_EXCEEDED\ttrue')" ]
+  run "$MIGBED" replay found/seed-2554
   [ "$status" -eq 0 ]
   [[ "$output" == *"reproduced"* ]]
 }
