@@ -25,7 +25,7 @@ setup() {
 @test "swarm --help names its keys, merge and the exit status; migbed --help lists it" {
   run "$MIGBED" swarm --help
   [ "$status" -eq 0 ]
-  for o in --seeds --runs --time-budget --shard --json --watchdog-ms --bundles --check-determinism; do
+  for o in --seeds --runs --time-budget --shard --json --watchdog-ms --bundles --check-determinism --shrink-max-runs; do
     [[ "$output" == *"  $o"* ]]
   done
   [[ "$output" == *"migbed swarm merge FILE... --json OUT"* ]]
@@ -175,6 +175,29 @@ setup() {
   run "$MIGBED" replay found/seed-2554
   [ "$status" -eq 0 ]
   [[ "$output" == *"reproduced"* ]]
+}
+
+@test "a finding is shrunk (bounded): the summary lists it by class and cause with its replays" {
+  run "$MIGBED" swarm --seeds 2554 --json f.json --bundles found --shrink-max-runs 40
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"    shrunk: migbed replay found/seed-2554.shrunk (its shrink.txt: before and after)"* ]]
+  [[ "$output" == *$'\n  unexplained TRANSPORT_RETRY_EXCEEDED: 1\n    seed 2554: migbed run --seed 2554 '*$'\n      shrunk: migbed replay found/seed-2554.shrunk'* ]]
+  [ -f found/seed-2554.shrunk/shrink.txt ]
+  run jq -r '.summary.finding_list[0].shrunk' f.json
+  [ "$output" = "found/seed-2554.shrunk" ]
+  # smaller, and still the same failure: migbed replay reproduces it
+  run awk '$1 == "guest-bytes" { print ($3 < $2) }' found/seed-2554.shrunk/shrink.txt
+  [ "$output" = 1 ]
+  run "$MIGBED" replay found/seed-2554.shrunk
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"reproduced"* ]]
+  # --shrink-max-runs 0: the bundle alone
+  run "$MIGBED" swarm --seeds 2554 --json g.json --bundles plain --shrink-max-runs 0
+  [ "$status" -eq 1 ]
+  [[ "$output" != *"shrunk"* ]]
+  [ ! -e plain/seed-2554.shrunk ]
+  run jq -r '.summary.finding_list[0].shrunk' g.json
+  [ "$output" = "null" ]
 }
 
 # The watchdog: seed 44's run is made to hang by the swarm's test hook (MIGBED_SWARM_TEST_HANG_SEED),

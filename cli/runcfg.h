@@ -42,6 +42,7 @@ struct opts_extra {
 	uint64_t runs;                 /* swarm --runs N: seeds 1..N (0: not given) */
 	uint64_t time_budget_s;        /* swarm: stop starting runs after this (0: none) */
 	bool check_determinism;        /* swarm */
+	uint64_t shrink_max_runs;      /* swarm: each finding's shrink, candidate runs at most (0: none) */
 	bool given[RUNCFG_MAX_KEYS];
 };
 
