@@ -74,7 +74,7 @@ struct swarm_cli {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: migbed swarm [--seeds A..B | --runs N] [--time-budget S] [--shard K/N] [--json FILE]\n"
-		   "                    [--watchdog-ms N] [--bundles DIR] [--check-determinism]\n"
+		   "                    [--watchdog-ms N] [--bundles DIR] [--check-determinism] [--shrink-max-runs N]\n"
 		   "       migbed swarm merge FILE... --json OUT\n\n"
 		   "Run one migration per seed: each seed expands, deterministically, into a configuration\n"
 		   "(guest size, workload, each side's chunk size, pin-all, protocol, peer profiles,\n"
@@ -83,8 +83,10 @@ static void usage(FILE *f)
 		   "Each run prints one line: its seed, how it ended, and its configuration as `migbed run`\n"
 		   "options (the replay). Oracles: a run completes and verifies, or fails with a cause that\n"
 		   "the faults that fired (or the configuration) explain; never INTERNAL, never unnamed,\n"
-		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms. A run\n"
-		   "that breaks one is a finding: a bundle DIR/seed-N (migbed replay DIR).\n\n"
+		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms; the\n"
+		   "source's memory is what the guest wrote; a run failed by faults, healed (its rules\n"
+		   "removed), completes. A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
+		   "replay DIR), shrunk into DIR/seed-N.shrunk.\n\n"
 		   "options:\n");
 	opts_print_help(f, OPTS_SWARM);
 	fprintf(f, "\nmerge: the runs of result files of shards (--json of --shard K/N runs of the same seeds)\n"
@@ -475,6 +477,11 @@ static int swarm_go(struct swarm_cli *s)
 				    .shard_n = s->x.shard_n, .check_determinism = s->x.check_determinism,
 				    .scratch = s->scratch, .config = plan_config, .before = before_run,
 				    .done = after_run, .arg = s };
+	/* A test hook, for the liveness oracle's test (bats/swarm.bats only): this seed's healed
+	 * rerun keeps its fault rules, so it fails again. */
+	const char *unhealed = getenv("MIGBED_SWARM_TEST_UNHEALED_SEED");
+	if (unhealed)
+		sc.test_unhealed_seed = strtoull(unhealed, NULL, 10);
 	s->planned = shard_runs(&s->x);
 	s->progress = isatty(STDERR_FILENO);
 	signal(SIGALRM, on_alarm);

@@ -28,6 +28,8 @@ struct engine_opts {
 	uint64_t max_time_ms;              /* give up (NOT_CONVERGED) after this much virtual time; default 600000 */
 	bool trace_loop;                   /* replay the trace again when it ends; default true */
 	uint64_t seed;
+	mem *shadow;                       /* not an option: gets the guest's writes too (run.c's
+					    * source oracle), or NULL */
 };
 void engine_opts_defaults(struct engine_opts *o);
 
