@@ -6,6 +6,7 @@
  * summary: what `migbed swarm merge` reads back), a wall-clock watchdog per run, progress on
  * stderr when it is a terminal. Exit 0 no finding, 1 findings, 2 bad usage or input. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,7 +36,19 @@ struct finding {
 	int cause, side;
 	char config[SWARM_CONFIG_MAX];
 	char bundle[1100];
+	bool shrunk;                     /* bundle.shrunk holds its shrunk bundle */
 };
+
+#define SWARM_SHRINK_MAX_S "30"      /* each finding's shrink: wall seconds at most */
+
+/* Does BUNDLE.shrunk hold a shrunk bundle (its shrink.txt)? What merge sees too. */
+static bool has_shrunk(const char *bundle)
+{
+	char p[1200];
+	struct stat st;
+	snprintf(p, sizeof p, "%s.shrunk/shrink.txt", bundle);
+	return bundle[0] && stat(p, &st) == 0;
+}
 
 /* The tallies of a set of runs (a swarm, or the runs of merged files): the summary. */
 struct tally {
@@ -65,7 +79,7 @@ struct swarm_cli {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: migbed swarm [--seeds A..B | --runs N] [--time-budget S] [--shard K/N] [--json FILE]\n"
-		   "                    [--watchdog-ms N] [--bundles DIR] [--check-determinism]\n"
+		   "                    [--watchdog-ms N] [--bundles DIR] [--check-determinism] [--shrink-max-runs N]\n"
 		   "       migbed swarm merge FILE... --json OUT\n\n"
 		   "Run one migration per seed: each seed expands, deterministically, into a configuration\n"
 		   "(guest size, workload, each side's chunk size, pin-all, protocol, peer profiles,\n"
@@ -74,8 +88,10 @@ static void usage(FILE *f)
 		   "Each run prints one line: its seed, how it ended, and its configuration as `migbed run`\n"
 		   "options (the replay). Oracles: a run completes and verifies, or fails with a cause that\n"
 		   "the faults that fired (or the configuration) explain; never INTERNAL, never unnamed,\n"
-		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms. A run\n"
-		   "that breaks one is a finding: a bundle DIR/seed-N (migbed replay DIR).\n\n"
+		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms; the\n"
+		   "source's memory is what the guest wrote; a run failed by faults, healed (its rules\n"
+		   "removed), completes. A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
+		   "replay DIR), shrunk into DIR/seed-N.shrunk.\n\n"
 		   "options:\n");
 	opts_print_help(f, OPTS_SWARM);
 	fprintf(f, "\nmerge: the runs of result files of shards (--json of --shard K/N runs of the same seeds)\n"
@@ -169,6 +185,7 @@ static void tally_add(struct tally *t, const struct swarm_run *r, const char *bu
 	f->side = r->side;
 	snprintf(f->config, sizeof f->config, "%s", r->config);
 	snprintf(f->bundle, sizeof f->bundle, "%s", bundle ? bundle : "");
+	f->shrunk = has_shrunk(f->bundle);
 }
 
 static const char *status_of(const struct swarm_run *r)
@@ -231,6 +248,14 @@ static void json_summary(FILE *f, const struct tally *t)
 			json_string(f, g->bundle);
 		else
 			fputs("null", f);
+		fputs(",\"shrunk\":", f);
+		if (g->shrunk) {
+			char shrunk[1200];
+			snprintf(shrunk, sizeof shrunk, "%s.shrunk", g->bundle);
+			json_string(f, shrunk);
+		} else {
+			fputs("null", f);
+		}
 		fputc('}', f);
 	}
 	fputs("]}}\n", f);
@@ -250,6 +275,8 @@ static void print_run(FILE *f, const struct swarm_run *r, const char *bundle)
 	if (r->finding != SWARM_F_NONE)
 		fprintf(f, "    ^ FINDING %s: %s\n    replay: migbed run %s%s%s\n", swarm_finding_name(r->finding), r->detail,
 		       r->config, bundle && bundle[0] ? "\n    bundle: migbed replay " : "", bundle ? bundle : "");
+	if (r->finding != SWARM_F_NONE && bundle && has_shrunk(bundle))
+		fprintf(f, "    shrunk: migbed replay %s.shrunk (its shrink.txt: before and after)\n", bundle);
 }
 
 /* ---- bundles ---------------------------------------------------------------------------------- */
@@ -290,6 +317,37 @@ static int write_bundle(struct swarm_cli *s, const struct runcfg *c, const struc
 		bundle_abort(&b);
 	free(w);
 	return rc;
+}
+
+/* Shrink the bundle DIR into DIR.shrunk (replacing one of that name): `migbed shrink` in a
+ * child (its output to /dev/null: shrink.txt keeps the table), bounded by --shrink-max-runs
+ * and SWARM_SHRINK_MAX_S. true when it wrote DIR.shrunk. */
+static bool shrink_bundle(const struct swarm_cli *s, const char *dir)
+{
+	char out[1200], tar[1220], runs[24];
+	snprintf(out, sizeof out, "%s.shrunk", dir);
+	snprintf(tar, sizeof tar, "%s.tar.zst", out);
+	snprintf(runs, sizeof runs, "%llu", (unsigned long long)s->x.shrink_max_runs);
+	bundle_rmdir(out);
+	unlink(tar);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		char *argv[] = { "shrink", (char *)dir, "-o", out, "--max-runs", runs, "--max-time", SWARM_SHRINK_MAX_S, NULL };
+		_exit(cmd_shrink(8, argv));
+	}
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "migbed: swarm: %s: shrink %s (the bundle stays)\n", dir,
+			pid < 0 ? "could not start" : "failed");
+		return false;
+	}
+	return has_shrunk(dir);
 }
 
 /* The scratch folder of bundle reruns inside --bundles (renames never cross a filesystem). */
@@ -354,6 +412,8 @@ static void after_run(void *arg, const struct swarm_plan *p, const struct runcfg
 		if (bundle_scratch(s, &d) || write_bundle(s, c, r, dir, sizeof dir, &d)) {
 			fprintf(stderr, "migbed: swarm: seed %llu: bundle: %s\n", (unsigned long long)r->seed, d.msg);
 			dir[0] = '\0';
+		} else if (s->x.shrink_max_runs) {
+			shrink_bundle(s, dir);
 		}
 	}
 	progress_clear(&s->progress, s->lines);
@@ -379,9 +439,25 @@ static void print_summary(const struct tally *t, FILE *f)
 		if (t->cls[c])
 			fprintf(f, ", %s %zu", swarm_finding_name((enum swarm_finding)c), t->cls[c]);
 	fputc('\n', f);
-	for (size_t i = 0; i < t->n_list; i++)
-		fprintf(f, "  finding %s %s seed %llu: migbed run %s\n", swarm_finding_name(t->list[i].cls),
-			cause_name(t->list[i].cause), (unsigned long long)t->list[i].seed, t->list[i].config);
+	/* by class, then cause (the order of the tables), each with its replays */
+	for (int c = 1; c < SWARM_FINDINGS; c++)
+		for (int k = 0; k <= CAUSE_COUNT; k++) {
+			size_t n = 0;
+			for (size_t i = 0; i < t->n_list; i++)
+				n += t->list[i].cls == (enum swarm_finding)c && t->list[i].cause - CAUSE_BASE == k;
+			if (!n)
+				continue;
+			fprintf(f, "  %s %s: %zu\n", swarm_finding_name((enum swarm_finding)c),
+				k ? cause_name(CAUSE_BASE + k) : "-", n);
+			for (size_t i = 0; i < t->n_list; i++) {
+				const struct finding *g = &t->list[i];
+				if (g->cls != (enum swarm_finding)c || g->cause - CAUSE_BASE != k)
+					continue;
+				fprintf(f, "    seed %llu: migbed run %s\n", (unsigned long long)g->seed, g->config);
+				if (g->shrunk)
+					fprintf(f, "      shrunk: migbed replay %s.shrunk\n", g->bundle);
+			}
+		}
 }
 
 static size_t shard_runs(const struct opts_extra *x)
@@ -426,6 +502,11 @@ static int swarm_go(struct swarm_cli *s)
 				    .shard_n = s->x.shard_n, .check_determinism = s->x.check_determinism,
 				    .scratch = s->scratch, .config = plan_config, .before = before_run,
 				    .done = after_run, .arg = s };
+	/* A test hook, for the liveness oracle's test (bats/swarm.bats only): this seed's healed
+	 * rerun keeps its fault rules, so it fails again. */
+	const char *unhealed = getenv("MIGBED_SWARM_TEST_UNHEALED_SEED");
+	if (unhealed)
+		sc.test_unhealed_seed = strtoull(unhealed, NULL, 10);
 	s->planned = shard_runs(&s->x);
 	progress_init(&s->progress, s->quiet);
 	signal(SIGALRM, on_alarm);

@@ -418,6 +418,9 @@ static const struct key keys[] = {
 	  .cmds = OPTS_SWARM, XF(time_budget_s), .help = "start no run after S seconds of wall time (the seeds run are then a prefix)" },
 	{ .name = "check-determinism", .type = OT_FLAG, .dflt = "off", .exact = true, .cmds = OPTS_SWARM, XF(check_determinism),
 	  .help = "run each seed twice and compare the event logs byte for byte" },
+	{ .name = "shrink-max-runs", .arg = "N", .type = OT_U64, .lo = 0, .hi = 100000, .noun = "a number of runs",
+	  .dflt = "100", .exact = true, .cmds = OPTS_SWARM, XF(shrink_max_runs),
+	  .help = "shrink each finding's bundle (migbed shrink, DIR/seed-N.shrunk) with at most N candidate runs and 30 s; 0: do not" },
 	{ .name = "sites", .arg = "GLOB,...", .type = OT_RULE, .dflt = "all but the umbrella sites post_send and cm.*",
 	  .cmds = OPTS_TORTURE, .tgt = TGT_X, .set = set_sites, .help = "only these fault sites (e.g. 'reg_mr,msg.*')" },
 	/* sweep: a list per swept run key (each value checked by that key's row), its outputs */

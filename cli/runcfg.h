@@ -44,6 +44,7 @@ struct opts_extra {
 	bool check_determinism;        /* swarm */
 	char junit[1024];              /* torture, swarm: --junit FILE ("": none) */
 	bool tap;                      /* torture, swarm: --tap */
+	uint64_t shrink_max_runs;      /* swarm: each finding's shrink, candidate runs at most (0: none) */
 	bool given[RUNCFG_MAX_KEYS];
 };
 

@@ -62,6 +62,8 @@ struct runcfg {
 	bool expect_fired_all;                /* one value, for every rule */
 	/* expectation */
 	bool expect_completed;
+	bool check_source;                    /* not an option (the swarm sets it): the source oracle,
+					       * run_outcome's src_checked/src_intact */
 	int expect_causes[RUNCFG_MAX_EXPECT];
 	int n_expect;
 	char expect_text[256];

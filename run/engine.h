@@ -44,6 +44,8 @@ struct engine_opts {
 	 * the same with or without it: the caller's wall-clock status line, cli/progress.h) */
 	void (*progress)(void *arg, const struct engine_progress *p);
 	void *progress_arg;
+	mem *shadow;                       /* not an option: gets the guest's writes too (run.c's
+					    * source oracle), or NULL */
 };
 void engine_opts_defaults(struct engine_opts *o);
 

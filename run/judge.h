@@ -21,6 +21,9 @@ enum run_role { ROLE_BOTH, ROLE_SRC, ROLE_DST };
 struct run_outcome {
 	struct cause_ctx src, dst;     /* each side's own first cause (0 = none) */
 	bool src_completed, dst_completed, verified;
+	/* the source oracle (runcfg check_source, both sides here): the source's memory after
+	 * the run against a copy that got the guest's writes alone */
+	bool src_checked, src_intact;
 	/* judged */
 	bool completed;
 	int cause;                     /* the run's cause: the side that failed first */

@@ -35,6 +35,7 @@ struct run {
 	char trace_path[1024];
 	bool trace_tmp;
 	mem *src, *dst;
+	mem *shadow;                  /* check_source: the guest's writes alone */
 	evlog *ev;
 	hca_world *w;
 	proto_src *ps;
@@ -478,7 +479,8 @@ static void cleanup(struct run *r)
 	faults_done(r);
 	mem_free(r->src);
 	mem_free(r->dst);
-	r->src = r->dst = NULL;
+	mem_free(r->shadow);
+	r->src = r->dst = r->shadow = NULL;
 	if (r->trace_tmp)
 		unlink(r->trace_path);
 	r->trace_tmp = false;
@@ -685,10 +687,20 @@ static int migrate_both(struct run *r)
 	snprintf(connect_addr, sizeof connect_addr, "%s%s%s", addr, from[0] ? "@" : "", from);
 	if (proto_dst_listen(r->pd, addr) < 0)
 		return diag_set(&r->d, "cannot listen on %s: %s", addr, proto_dst_cause(r->pd)->detail);
-	int rc = engine_run(&r->c->eng, r->trace_path, r->src, r->w, r->ps, connect_addr, &r->m, &r->d);
+	struct engine_opts eo = r->c->eng;
+	if (r->c->check_source && memory_from_trace(r, r->trace_path, &r->shadow))
+		return -EINVAL;
+	eo.shadow = r->shadow;
+	int rc = engine_run(&eo, r->trace_path, r->src, r->w, r->ps, connect_addr, &r->m, &r->d);
 	if (rc == ENGINE_INPUT_ERROR)
 		return -EINVAL;
 	finish_both(r, rc);
+	if (r->shadow) {   /* the source oracle: a migration, failed or not, leaves the source alone */
+		size_t bb = 0;
+		uint64_t bp = 0;
+		r->out.src_checked = true;
+		r->out.src_intact = mem_compare(r->src, r->shadow, &bb, &bp) == 0;
+	}
 	return 0;
 }
 

@@ -75,6 +75,27 @@ static const struct fault_case fault_cases[] = {
 	{ "reg_mr@dst #4 -> errno(ENOMEM)", CAUSE_DEST_REG_FAILED, "dst" },
 };
 
+/* The source oracle (check_source): after a failed run, and a completed one, the source's
+ * memory is what the guest wrote (a shadow got the same writes); off, nothing is checked. */
+static void test_source_oracle(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct runcfg c;
+		struct run_result res;
+		struct diag d = { 0 };
+		small_config(&c);
+		c.check_source = i < 2;
+		if (i == 1)
+			add_fault(&c, fault_cases[0].rule, fault_cases[0].cause);
+		assert_int_equal(run_migrate(&c, &res, &d), 0);
+		assert_int_equal(res.out.completed, i != 1);
+		assert_int_equal(res.out.src_checked, i < 2);
+		assert_int_equal(res.out.src_intact, i < 2);
+		assert_true(res.m.guest_pages_written > 0);   /* the guest wrote while it ran */
+	}
+}
+
 static void test_fault_ends_in_its_cause(void **state)
 {
 	(void)state;
@@ -259,6 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small_run_completes),
 		cmocka_unit_test(test_fault_ends_in_its_cause),
+		cmocka_unit_test(test_source_oracle),
 		cmocka_unit_test(test_same_config_same_run),
 		cmocka_unit_test(test_progress_changes_nothing),
 		cmocka_unit_test(test_bad_input_leaves_nothing),

@@ -353,6 +353,12 @@ void swarm_judge(const struct swarm_plan *p, const struct run_result *res, struc
 		r->fired += o->faults[i].st.fired > 0;
 	r->finding = SWARM_F_NONE;
 	r->detail[0] = '\0';
+	if (o->src_checked && !o->src_intact) {
+		r->finding = SWARM_F_DATA_LOSS;
+		set_detail(r, "the source's memory after the run (%s) is not what the guest wrote",
+			   o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed");
+		return;
+	}
 	if (o->completed)
 		return;
 	if (!cause_valid(cause) || cause == CAUSE_NONE)
@@ -449,7 +455,37 @@ struct swarm_scratch {
 	char log[2][sizeof(((struct runcfg *)0)->events_path)];
 };
 
-/* One seed: config, run (twice with the determinism check), judge. 0 or -ENOMEM. */
+/* Liveness: a run that failed because faults fired (no finding) is run again with its fault
+ * rules removed, the same guest and configuration: it must complete and verify, or fail with
+ * a cause the configuration explains. 0 or -ENOMEM; r->finding LIVENESS when it did not. */
+static int healed(const struct swarm_config *sc, struct swarm_scratch *s, const struct swarm_plan *p,
+		  struct swarm_run *r)
+{
+	struct diag d = { 0 };
+	if (r->completed || r->finding != SWARM_F_NONE || !r->fired || sc->config(sc->arg, p, s->c, &d) != 0)
+		return 0;
+	if (p->seed != sc->test_unhealed_seed)
+		s->c->n_faults = 0;
+	s->c->check_source = false;   /* the first run checked the source */
+	s->c->events_path[0] = '\0';
+	memset(s->res, 0, sizeof *s->res);
+	int rc = run_migrate(s->c, s->res, &d);
+	out_file_abort(&s->res->json);
+	if (rc == -ENOMEM)
+		return rc;
+	const struct run_outcome *o = &s->res->out;
+	int cause = o->cause < 0 ? -o->cause : o->cause;
+	if (rc == 0 && (o->completed || swarm_config_explains(p->cfg, cause)) && (!o->src_checked || o->src_intact))
+		return 0;
+	r->finding = SWARM_F_LIVENESS;
+	set_detail(r, "healed (its fault rules removed), the plan ended %s%s%s%s", rc ? "refused: " : "",
+		   rc ? d.msg : o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed",
+		   rc || o->completed ? "" : " at ", rc || o->completed ? "" : run_side_name(o->side));
+	return 0;
+}
+
+/* One seed: config, run (twice with the determinism check), judge, the healed rerun. 0 or
+ * -ENOMEM. */
 static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, const struct swarm_plan *p,
 		    struct swarm_run *r)
 {
@@ -461,6 +497,7 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 			set_detail(r, "the plan as a config: %s", d.msg);
 			return 0;
 		}
+		s->c->check_source = true;
 		if (passes == 2)
 			memcpy(s->c->events_path, s->log[pass], sizeof s->c->events_path);
 		memset(s->res, 0, sizeof *s->res);
@@ -484,7 +521,7 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 								: "an event log could not be read back");
 		}
 	}
-	return 0;
+	return healed(sc, s, p, r);
 }
 
 static int run_seeds(const struct swarm_config *sc, struct swarm_scratch *s, struct swarm_result *res)

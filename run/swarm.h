@@ -56,6 +56,8 @@
 	X(UNNAMED,          "unnamed")          /* failed without a named cause, or completed unverified */ \
 	X(CORRUPT,          "corrupt")          /* VERIFY_MISMATCH with no data-corrupting fault fired */ \
 	X(UNEXPLAINED,      "unexplained")      /* a named cause neither the fired faults nor the config explain */ \
+	X(DATA_LOSS,        "data_loss")        /* the source's memory is not what the guest wrote */ \
+	X(LIVENESS,         "liveness")         /* failed by faults; healed, the plan did not complete and verify */ \
 	X(NONDETERMINISTIC, "nondeterministic") /* the same seed twice: event logs differ */ \
 	X(ERROR,            "error")            /* the plan was refused as a config: a swarm bug */
 
@@ -149,6 +151,7 @@ struct swarm_config {
 	/* after each run: its judged result (the plan too, for a bundle) */
 	void (*done)(void *arg, const struct swarm_plan *p, const struct runcfg *c, const struct swarm_run *r);
 	void *arg;
+	uint64_t test_unhealed_seed;    /* a test hook: this seed's healed rerun keeps its faults (0: none) */
 };
 
 struct swarm_result {

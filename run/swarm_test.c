@@ -182,6 +182,24 @@ static void test_oracles(void **state)
 		swarm_judge(&p, &res, &r);
 		assert_int_equal(r.finding, SWARM_F_UNNAMED);
 	}
+	/* the source oracle: a source the run damaged is data loss, completed or failed */
+	for (int cause = CAUSE_NONE; cause != -1; cause = cause == CAUSE_NONE ? CAUSE_WRITE_POST_FAILED : -1) {
+		static struct swarm_plan p;
+		static struct run_result res;
+		memset(&p, 0, sizeof p);
+		memset(&res, 0, sizeof res);
+		res.out.completed = cause == CAUSE_NONE;
+		res.out.cause = cause;
+		res.out.src_checked = true;
+		res.out.src_intact = true;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, cause == CAUSE_NONE ? SWARM_F_NONE : SWARM_F_UNEXPLAINED);
+		res.out.src_intact = false;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_DATA_LOSS);
+		assert_non_null(strstr(r.detail, cause == CAUSE_NONE ? "(completed) is not what the guest wrote"
+								     : "(WRITE_POST_FAILED) is not what the guest wrote"));
+	}
 	assert_string_equal(swarm_finding_name(SWARM_F_UNEXPLAINED), "unexplained");
 	assert_int_equal(swarm_finding_lookup("corrupt"), SWARM_F_CORRUPT);
 	assert_int_equal(swarm_finding_lookup("nope"), -1);

@@ -164,13 +164,15 @@ if [ -z "$only" ] || [ "$only" = swarm ]; then
   n=${BENCH_SWARM_SEEDS:-400}
   # exit 1 (findings) still measures: the findings are docs/findings.md's business, not the bench's
   ok1=(bash -c '"$@" || [ $? -eq 1 ]' ok1)
-  run_once swarm "${ok1[@]}" "$M" swarm --seeds "1..$n" --json "$TMP/swarm.json" --bundles "$TMP/swarm-bundles"
+  # --shrink-max-runs 0: a finding's shrink is not a swarm run (its child's CPU would count)
+  run_once swarm "${ok1[@]}" "$M" swarm --seeds "1..$n" --json "$TMP/swarm.json" --bundles "$TMP/swarm-bundles" \
+    --shrink-max-runs 0
   cpu=$(med swarm 2) wall=$(med swarm 1)
   all=$(awk -v n="$n" -v c="$cpu" 'BEGIN{printf "%.1f", (c > 0) ? n / c : 0}')
   big=$(jq -r '.runs[] | select(.config | contains("--guest 256M ")) | .seed' "$TMP/swarm.json")
   nbig=0
   for s in $big; do
-    run_once swarm256 "${ok1[@]}" "$M" swarm --seeds "$s" --bundles "$TMP/swarm-bundles"
+    run_once swarm256 "${ok1[@]}" "$M" swarm --seeds "$s" --bundles "$TMP/swarm-bundles" --shrink-max-runs 0
     run_once swarmnop "${ok1[@]}" "$M" swarm --help   # the processes' own cost, side by side
     nbig=$((nbig + 1))
   done

@@ -241,6 +241,7 @@ static hca_ep *ep_alloc(hca_world *w, enum vocab_side side)
 	ep->side = side;
 	ep->err_ns = HCA_NO_ERROR;
 	ep->kill_ns = HCA_NO_ERROR;
+	ep->sq_doomed = false;
 	if (queue_init(&ep->arrivals, sizeof(uint64_t), 16) != 0 ||
 	    queue_init(&ep->cm, sizeof(struct hca_cm_event), 8) != 0) {
 		ep_free(ep);

@@ -109,6 +109,7 @@ void hca_fault_kill_due(hca_ep *ep)
 	if (ep->kill_ns > hca_now_ns(ep->w) || !ep->setup)
 		return;
 	ep->kill_ns = HCA_NO_ERROR;
+	ep->sq_doomed = false;
 	hca_fault_kill_qp(ep, ep->kill_status);
 	if (ep->kill_rnr)
 		SLOG(ep->w, ep->side, "qp_to_error", "rc=0 rnr_nak=1");
@@ -205,9 +206,23 @@ static size_t send_sites(const struct hca_send_wr *wr, enum fault_site *sites)
 	return n;
 }
 
+/* When the send WRs posted so far have all completed (at least t_ns): an error status
+ * completes in posting order, behind the WRs still in flight (finding S2). */
+static uint64_t in_flight_until_ns(const hca_ep *ep, uint64_t t_ns)
+{
+	const struct ring *cq = &ep->cq[HCA_CQ_SEND];   /* drained already, stamped in order */
+
+	if (ring_len(cq) > 0)
+		t_ns = hca_max_u64(t_ns, ((const struct hca_wc *)ring_at(cq, ring_len(cq) - 1))->t_ns);
+	for (size_t i = 0; i < ring_len(&ep->sends); i++)
+		t_ns = hca_max_u64(t_ns, ((const struct posted_send *)ring_at(&ep->sends, i))->done_ns);
+	return t_ns;
+}
+
 /* A send WR the front end completes itself with `status`: SUCCESS (drop: it occupies the
- * link, nothing arrives) or an error (it never reaches the wire; the QP goes to ERR). */
-static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
+ * link, nothing arrives) or an error (it never reaches the wire; with `kill` the QP goes to
+ * ERR when that completion happens; without, it is a flush behind such an error). */
+static int post_send_fake_as(hca_ep *ep, const struct hca_send_wr *wr, int status, bool kill)
 {
 	struct posted_send ps = { .wr_id = wr->wr_id, .len = wr->length, .fake = true, .status = status,
 				  .post_ns = hca_now_ns(ep->w),
@@ -216,14 +231,32 @@ static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
 	if (status == HCA_WC_SUCCESS && ep->err_ns != HCA_NO_ERROR)
 		ps.status = HCA_WC_WR_FLUSH_ERR;          /* as the QP in error would */
 	ps.done_ns = ps.status == HCA_WC_SUCCESS ? hca_cq_charge_link(ep, wr->length) : hca_now_ns(ep->w);
+	uint64_t behind_ns = ps.done_ns;
+	if (kill && status != HCA_WC_SUCCESS && ep->err_ns == HCA_NO_ERROR)
+		behind_ns = ps.done_ns = in_flight_until_ns(ep, ps.done_ns);
 	ring_push(&ep->sends, &ps);   /* the caller checked send_outstanding < max_send_wr */
 	ep->w->backend_quiet = false; /* a fake entry completes at the next drain */
 	ep->send_outstanding++;
 	hca_cq_log_post_send(ep, wr);
-	if (status != HCA_WC_SUCCESS)
+	if (!kill || status == HCA_WC_SUCCESS) {
+		/* nothing dies here */
+	} else if (behind_ns <= hca_now_ns(ep->w)) {
 		hca_fault_kill_qp(ep, status);
+	} else if (behind_ns < ep->kill_ns) {
+		/* the QP dies when the error completion happens (hca_fault_kill_due), so the WRs
+		 * ahead of it complete first and the flushes follow it, as on real hardware */
+		ep->kill_ns = behind_ns;
+		ep->kill_status = status;
+		ep->kill_rnr = false;
+		ep->sq_doomed = true;
+	}
 	hca_cq_drain(ep->w);
 	return 0;
+}
+
+static int post_send_fake(hca_ep *ep, const struct hca_send_wr *wr, int status)
+{
+	return post_send_fake_as(ep, wr, status, true);
 }
 
 static int post_send_fault(hca_ep *ep, const struct hca_send_wr *wr, const struct hca_fault_answer *f)
@@ -263,8 +296,16 @@ int hca_fault_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 	enum fault_site sites[3];
 	struct hca_fault_answer f;
 	size_t n = send_sites(wr, sites);
+	bool fired = hca_fault_at(ep->w, ep->side, sites, n, &f);
 
-	if (hca_fault_at(ep->w, ep->side, sites, n, &f))
+	if (ep->sq_doomed) {
+		/* behind a post-site error whose completion is not due yet: the QP is as good as in
+		 * error, the WR never reaches the wire (an errno still fails the call) */
+		if (fired && f.action == FAULT_ACT_ERRNO)
+			return post_send_fault(ep, wr, &f);
+		return post_send_fake_as(ep, wr, HCA_WC_WR_FLUSH_ERR, false);
+	}
+	if (fired)
 		return post_send_fault(ep, wr, &f);
 	return hca_cq_post_send(ep, wr, 0);
 }

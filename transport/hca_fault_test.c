@@ -220,6 +220,42 @@ static void test_status_completes_in_order_and_kills_both_qps(void **state)
 	pair_close(&p);
 }
 
+/* Finding S2: status(S) at a post site behind WRITEs still in flight. The error completes
+ * after them, in posting order, and the QP goes to error only then: a RECV of the requester is
+ * flushed no earlier than the error completion (it was flushed at post time before), and WRs
+ * posted meanwhile never reach the wire (flushed; an errno rule still fails its call). */
+static void test_status_behind_in_flight_writes_kills_at_its_completion(void **state)
+{
+	(void)state;
+	const char *rules[] = { "post_send.write@src #2 -> status(REM_ACCESS_ERR)",
+				"post_send.write@src #4 -> errno(EIO)" };
+	struct pair p;
+	pair_open(&p, rules, 2);
+	assert_int_equal(post_dst_recv(&p, 40, 0), 0);
+	assert_int_equal(hca_post_recv(p.src, 50, (uint64_t)(uintptr_t)p.sbuf + 8192, 1024, hca_mr_lkey(p.smr)), 0);
+	memset(p.sbuf, 0xab, BUF_BYTES);
+	uint64_t t0 = vclock_now_ns(hca_world_clock(p.w));
+	assert_int_equal(write_wr(&p, 1, 0, 60000), 0);       /* ~5 us on the wire */
+	assert_int_equal(write_wr(&p, 2, 1024, 1024), 0);     /* the injected one, behind it */
+	assert_int_equal(write_wr(&p, 3, 61440, 1024), 0);    /* behind the error: flushed */
+	assert_int_equal(write_wr(&p, 4, 3072, 1024), -EIO);  /* its errno rule still fails it */
+	struct hca_wc a = wait_wc(p.src, HCA_CQ_SEND), b = wait_wc(p.src, HCA_CQ_SEND), c = wait_wc(p.src, HCA_CQ_SEND);
+	struct hca_wc r = wait_wc(p.src, HCA_CQ_RECV);
+	assert_int_equal(a.status, HCA_WC_SUCCESS);
+	assert_true(a.t_ns > t0 + 4000);
+	assert_int_equal(b.wr_id, 2);
+	assert_int_equal(b.status, HCA_WC_REM_ACCESS_ERR);
+	assert_true(b.t_ns >= a.t_ns);
+	assert_int_equal(c.wr_id, 3);
+	assert_int_equal(c.status, HCA_WC_WR_FLUSH_ERR);
+	assert_int_equal(r.wr_id, 50);
+	assert_int_equal(r.status, HCA_WC_WR_FLUSH_ERR);
+	assert_true(r.t_ns >= b.t_ns);                        /* not before the error completion */
+	assert_int_equal(p.dbuf[61440], 0);                   /* the flushed WRITE wrote nothing */
+	assert_int_equal(wait_wc(p.dst, HCA_CQ_RECV).status, HCA_WC_WR_FLUSH_ERR);   /* the responder died too */
+	pair_close(&p);
+}
+
 static void test_drop_reports_success_and_delivers_nothing(void **state)
 {
 	(void)state;
@@ -1063,6 +1099,7 @@ int main(void)
 		cmocka_unit_test(test_calls_counted_per_site_and_side),
 		cmocka_unit_test(test_errno_fails_the_call_without_the_backend),
 		cmocka_unit_test(test_status_completes_in_order_and_kills_both_qps),
+		cmocka_unit_test(test_status_behind_in_flight_writes_kills_at_its_completion),
 		cmocka_unit_test(test_drop_reports_success_and_delivers_nothing),
 		cmocka_unit_test(test_wc_status_rewrites_and_kills_at_its_time),
 		cmocka_unit_test(test_wc_delay_and_drop),

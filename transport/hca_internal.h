@@ -96,6 +96,7 @@ struct hca_ep {
 	uint64_t kill_ns;             /* an injected wc status: the QP dies then (HCA_NO_ERROR: none) */
 	int kill_status;
 	bool kill_rnr;                /* the kill is a backend's RNR failure (struct hca_send_report), not a fault */
+	bool sq_doomed;               /* a post-site error completes at kill_ns: later send WRs flush */
 	hca_mr *mrs;
 	uint64_t n_mrs;
 };

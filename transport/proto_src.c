@@ -662,6 +662,9 @@ static int connect_caps(proto_src *s, struct hca_cm_event *reply)
 	if (rc == -ETIMEDOUT)
 		return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for RDMA_CM_EVENT_ESTABLISHED",
 			    (unsigned long long)(s->o.wait_timeout_ns / 1000000));
+	if (rc == -ECONNRESET)   /* the destination failed and disconnected first: its cause says why */
+		return fail(s, CAUSE_PEER_DISCONNECTED,
+			    "RDMA ERROR: connecting to destination! (RDMA_CM_EVENT_DISCONNECTED)");
 	if (rc)
 		return fail(s, CAUSE_CONNECT_FAILED, "RDMA ERROR: connecting to destination! (%s)", strerror(-rc));
 	return 0;
