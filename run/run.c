@@ -688,7 +688,7 @@ static int migrate_both(struct run *r)
 	if (proto_dst_listen(r->pd, addr) < 0)
 		return diag_set(&r->d, "cannot listen on %s: %s", addr, proto_dst_cause(r->pd)->detail);
 	struct engine_opts eo = r->c->eng;
-	if (r->c->check_source && memory_from_trace(r, r->trace_path, &r->shadow))
+	if (r->c->check_source && memory_from_trace(r, r->trace_path, true, &r->shadow))   /* as the source starts */
 		return -EINVAL;
 	eo.shadow = r->shadow;
 	int rc = engine_run(&eo, r->trace_path, r->src, r->w, r->ps, connect_addr, &r->m, &r->d);
