@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/json.h"
 #include "sim/size.h"
 #include "sim/trace.h"
 
@@ -258,29 +259,15 @@ static void print_text(const char *path, const struct trace_stats *s)
 	}
 }
 
-static void print_json_string(const char *str)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
 static void print_json(const char *path, const struct trace_stats *s)
 {
 	printf("{\"file\":");
-	print_json_string(path);
+	json_string(stdout, path);
 	printf(",\"version\":%u,\"page_size\":%" PRIu64 ",\"blocks\":[", s->h.version,
 	       s->h.page_size);
 	for (size_t b = 0; b < s->h.n_blocks; b++) {
 		printf("%s{\"name\":", b ? "," : "");
-		print_json_string(s->h.blocks[b].name);
+		json_string(stdout, s->h.blocks[b].name);
 		printf(",\"size_bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
 		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
 	}
