@@ -30,7 +30,9 @@ static int test_alloc_due(long *countdown)
 void *malloc(size_t n);
 void *malloc(size_t n)
 {
-	if (test_alloc_due(&test_alloc.malloc_in)) {
+	/* the global itself, not through a pointer: the loader mallocs before ASan has set up its
+	 * shadow memory, and ASan checks a load through a pointer (make check-asan) */
+	if (test_alloc.malloc_in > 0 && --test_alloc.malloc_in == 0) {
 		test_alloc.failed++;
 		return NULL;
 	}
