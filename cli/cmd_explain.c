@@ -419,11 +419,11 @@ static int copy_scenario(const struct scn *s, const char *out_path, int cause, i
 	return out_file_commit(&of, d);
 }
 
-/* The strings of result[SIDE].qemu_log, each checked against the log lines of that side: how
+/* The strings of result[SIDE]["qemu-log"], each checked against the log lines of that side: how
  * many there are, how many the log has. */
 static void compare_qemu_log(const json_t *res, const char *side, const struct explain *x, int *n, int *found)
 {
-	const json_t *a = json_object_get(json_object_get(res, side), "qemu_log");
+	const json_t *a = json_object_get(json_object_get(res, side), "qemu-log");
 	size_t i;
 	const json_t *v;
 	*n = *found = 0;
@@ -604,7 +604,7 @@ static void json_all(FILE *f, const struct explain *x, size_t n, const struct sc
 		json_string(f, explain_log_name(x, k));
 		fprintf(f, ",\"side\":");
 		json_string(f, side_word(side));
-		fprintf(f, ",\"side_inferred\":%s,\"lines\":%lu,\"placed\":%lu,\"unplaced\":[", inferred ? "true" : "false",
+		fprintf(f, ",\"side-inferred\":%s,\"lines\":%lu,\"placed\":%lu,\"unplaced\":[", inferred ? "true" : "false",
 			lines, placed);
 		const char *t;
 		for (size_t j = 0; (t = explain_log_unplaced(x, k, j, &no)); j++) {

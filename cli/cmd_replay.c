@@ -249,8 +249,8 @@ static void print_result(const char *bundle, const struct bundle_meta *m, bool s
 		json_t *doc = json_object(), *diffs = json_array();
 		json_object_set_new(doc, "bundle", json_of_str(bundle));
 		json_object_set_new(doc, "backend", json_of_str(m->backend));
-		json_object_set_new(doc, "build_id", json_of_str(m->build_id));
-		json_object_set_new(doc, "same_build", json_boolean(same_build));
+		json_object_set_new(doc, "build-id", json_of_str(m->build_id));
+		json_object_set_new(doc, "same-build", json_boolean(same_build));
 		json_object_set_new(doc, "reproduced", json_boolean(!df->n));
 		for (int i = 0; i < df->n; i++)
 			json_array_append_new(diffs, json_of_str(df->line[i]));

@@ -1014,7 +1014,7 @@ static void print_json(const struct sh *s, const char *out, const struct shape *
 	json_string(stdout, s->want_cause);
 	printf(",\"side\":");
 	json_string(stdout, s->want_side);
-	printf(",\"runs\":%" PRIu64 ",\"stopped_by\":", s->b.runs);
+	printf(",\"runs\":%" PRIu64 ",\"stopped-by\":", s->b.runs);
 	why ? json_string(stdout, why) : (void)printf("null");
 	for (int side = 0; side < 2; side++) {
 		printf(",\"%s\":{", side ? "after" : "before");

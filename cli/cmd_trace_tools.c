@@ -263,23 +263,23 @@ static void print_json(const char *path, const struct trace_stats *s)
 {
 	printf("{\"file\":");
 	json_string(stdout, path);
-	printf(",\"version\":%u,\"page_size\":%" PRIu64 ",\"blocks\":[", s->h.version,
+	printf(",\"version\":%u,\"page-size\":%" PRIu64 ",\"blocks\":[", s->h.version,
 	       s->h.page_size);
 	for (size_t b = 0; b < s->h.n_blocks; b++) {
 		printf("%s{\"name\":", b ? "," : "");
 		json_string(stdout, s->h.blocks[b].name);
-		printf(",\"size_bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
+		printf(",\"size-bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
 		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
 	}
-	printf("],\"duration_ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages_written\":%" PRIu64
-	       ",\"unique_pages\":%" PRIu64 ",\"bytes_written\":%.0f,"
-	       "\"dirty_rate_mib_per_s\":%.3f,\"working_set\":[", s->h.duration_ns, s->epochs,
+	printf("],\"duration-ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages-written\":%" PRIu64
+	       ",\"unique-pages\":%" PRIu64 ",\"bytes-written\":%.0f,"
+	       "\"dirty-rate-mib-per-s\":%.3f,\"working-set\":[", s->h.duration_ns, s->epochs,
 	       s->pages_written, s->unique_pages,
 	       (double)s->pages_written * (double)s->h.page_size, dirty_rate_mib_per_s(s));
 	for (size_t i = 0; i < s->n_windows; i++) {
 		const struct window_stat *w = &s->win[i];
-		printf("%s{\"window_ns\":%" PRIu64 ",\"windows\":%" PRIu64 ",\"mean_pages\":%.1f,"
-		       "\"mean_mib\":%.3f,\"max_pages\":%" PRIu64 ",\"max_mib\":%.3f}", i ? "," : "",
+		printf("%s{\"window-ns\":%" PRIu64 ",\"windows\":%" PRIu64 ",\"mean-pages\":%.1f,"
+		       "\"mean-mib\":%.3f,\"max-pages\":%" PRIu64 ",\"max-mib\":%.3f}", i ? "," : "",
 		       w->window_ns, w->n_full, window_mean(w), mib_of(s, window_mean(w)),
 		       w->max_pages, mib_of(s, (double)w->max_pages));
 	}

@@ -16,13 +16,13 @@ static void test_text(void **st)
 {
 	(void)st;
 	struct diag d = { 0 };
-	json_t *j = json_in_text("{\"cause\":\"NONE\",\"n\":3,\"side\":{\"qemu_log\":[\"a\"]}}", "t", &d);
+	json_t *j = json_in_text("{\"cause\":\"NONE\",\"n\":3,\"side\":{\"qemu-log\":[\"a\"]}}", "t", &d);
 	assert_non_null(j);
 	assert_string_equal(json_in_str(j, "cause"), "NONE");
 	assert_null(json_in_str(j, "n"));          /* not a string */
 	assert_null(json_in_str(j, "missing"));
 	assert_null(json_in_str(NULL, "cause"));
-	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "side"), "qemu_log")), 1);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(j, "side"), "qemu-log")), 1);
 	json_decref(j);
 	static const struct {
 		const char *text, *want;
