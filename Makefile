@@ -41,7 +41,7 @@ Q        = $(if $(filter 1,$(V)),,@)
 # remade an included makefile, reads everything again with the flags in it. (Asking pkg-config
 # while parsing ran it before deps.sh: on a fresh machine the first build linked without
 # -libverbs -lrdmacm -lzstd.) Goals that build nothing don't need it and don't install anything.
-PKGS     = libibverbs librdmacm libzstd
+PKGS     = libibverbs librdmacm libzstd libxxhash jansson
 NO_PKG_GOALS = clean deps coverage coverage-check check-asan fuzz uninstall
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_PKG_GOALS),$(MAKECMDGOALS)),all),)
 include $(BUILD)/pkg.mk
@@ -90,7 +90,7 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 	$(Q)scripts/deps.sh $(DEPS_MODE) build
 	$(Q)mkdir -p $(BUILD) && touch $@
 
-# PKG_CFLAGS, PKG_LIBS (libibverbs librdmacm libzstd), CMOCKA_CFLAGS, CMOCKA_LIBS. A package
+# PKG_CFLAGS, PKG_LIBS (libibverbs librdmacm libzstd libxxhash jansson), CMOCKA_CFLAGS, CMOCKA_LIBS. A package
 # whose .pc is missing is an error here, not an empty flag and a link error later.
 $(BUILD)/pkg.mk: $(BUILD)/.deps-ok Makefile
 	$(if $(Q),@echo "  GEN     $@")
@@ -191,7 +191,11 @@ check-asan:
 check-valgrind: $(BUILD)/migbed
 	$(Q)BUILD=$(BUILD) scripts/check-valgrind.sh
 
-bench: $(BUILD)/migbed
+# scripts/bench-digest.c: the memory digest side by side with the hash it replaced
+$(BUILD)/bench-digest: scripts/bench-digest.c $(BUILD)/libmigbed.a
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Wno-missing-prototypes $(LDFLAGS) -o $@ $< $(BUILD)/libmigbed.a $(LDLIBS)
+
+bench: $(BUILD)/migbed $(BUILD)/bench-digest
 	$(Q)BUILD=$(BUILD) scripts/bench.sh
 
 # Coverage has its own build folder (wiped and rebuilt with --coverage); see coverage/run.sh.

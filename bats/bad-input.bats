@@ -206,7 +206,7 @@ bad_zst_case() {
 
 @test "explain: hostile QEMU logs (NUL bytes, random bytes, one 2 MB line, not UTF-8, empty) end properly: exit 1, valid JSON, no scenario written" {
   printf 'qemu-system-x86_64: rdma: bad\0 line\nfoo\n' >nul.log
-  head -c 1000000 /dev/urandom >random.log
+  { echo x; head -c 1000000 /dev/urandom; } >random.log   # not '{' first: a JSON log that is not JSON exits 2
   { head -c 2000000 /dev/zero | tr '\0' x; echo; } >long.log
   printf '\xff\xfe\xfd\n' >binary.log
   : >empty.log

@@ -56,7 +56,7 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   [ "$output" = "migbed: replay: b: reproduced (model: the same outcome, event log and result byte for byte)" ]
   run "$MIGBED" replay b --json
   [ "$status" -eq 0 ]
-  [ "$(jq -r '.reproduced, .same_build, (.differences | length)' <<<"$output" | tr '\n' ' ')" = "true true 0 " ]
+  [ "$(jq -r '.reproduced, ."same-build", (.differences | length)' <<<"$output" | tr '\n' ' ')" = "true true 0 " ]
   [ -z "$(find . -maxdepth 1 -name 'migbed-replay-*')" ]    # its scratch folder is gone
 }
 

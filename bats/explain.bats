@@ -116,7 +116,7 @@ logs_of() {  # logs_of A+B -> the paths, one word each
   run "$MIGBED" explain --dst "$dst" --src "$src" --json "$BATS_TEST_TMPDIR/b.json"
   same='[.causes[] | [.cause, .score, .side, (.lines | sort)]]'
   [ "$(jq -c "$same" "$BATS_TEST_TMPDIR/b.json")" = "$(jq -c "$same" "$BATS_TEST_TMPDIR/a.json")" ]
-  [ "$(jq -r '[.logs[] | .side + " " + (.side_inferred | tostring)] | join(", ")' "$BATS_TEST_TMPDIR/b.json")" = "dst false, src false" ]
+  [ "$(jq -r '[.logs[] | .side + " " + (."side-inferred" | tostring)] | join(", ")' "$BATS_TEST_TMPDIR/b.json")" = "dst false, src false" ]
   # swapped positions: the lines say which side each is
   run "$MIGBED" explain "$dst" "$src" --json "$BATS_TEST_TMPDIR/c.json"
   [ "$(jq -r '.causes[0].cause' "$BATS_TEST_TMPDIR/c.json")" = REMOTE_ACCESS_ERROR ]
@@ -167,10 +167,10 @@ logs_of() {  # logs_of A+B -> the paths, one word each
   [ "$status" -eq 0 ]
   [ "${lines[-1]}" = "migbed: verdict=pass status=failed cause=REMOTE_ACCESS_ERROR side=src" ]
   # each line the reproduction's QEMU 7.2 destination prints is a line of the log
-  [ "$(jq '.dst.qemu_log | length' "$BATS_TEST_TMPDIR/run.json")" -eq 3 ]
+  [ "$(jq '.dst."qemu-log" | length' "$BATS_TEST_TMPDIR/run.json")" -eq 3 ]
   while read -r l; do
     grep -qF -- "$l" "$L/72-dst-chunk-64m-source.log"
-  done < <(jq -r '.dst.qemu_log[]' "$BATS_TEST_TMPDIR/run.json")
+  done < <(jq -r '.dst."qemu-log"[]' "$BATS_TEST_TMPDIR/run.json")
 }
 
 @test "--run runs the written scenarios and says whether they reproduce the log" {

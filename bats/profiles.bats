@@ -91,12 +91,12 @@ LATE=(--fault 'wc.send@dst #2 -> delay(1ms)' --expect-fired 1)
   [ "$status" -eq 0 ]
   [[ "$output" == *"chunk size: src 65536 KiB, dst 1024 KiB"* ]]
   [[ "$output" == *"qemu-7.2 dst log (observed): load of migration failed: Operation not permitted"* ]]
-  [ "$(jq -r '.dst.qemu_log | length' "$BATS_TEST_TMPDIR/r.json")" = 3 ]
-  [ "$(jq -r '.dst.qemu_log[0]' "$BATS_TEST_TMPDIR/r.json")" = "ibv_poll_cq wc.status=5 Work Request Flushed Error!" ]
-  [ "$(jq -r '.dst.qemu_log_kind' "$BATS_TEST_TMPDIR/r.json")" = observed ]
+  [ "$(jq -r '.dst."qemu-log" | length' "$BATS_TEST_TMPDIR/r.json")" = 3 ]
+  [ "$(jq -r '.dst."qemu-log"[0]' "$BATS_TEST_TMPDIR/r.json")" = "ibv_poll_cq wc.status=5 Work Request Flushed Error!" ]
+  [ "$(jq -r '.dst."qemu-log-kind"' "$BATS_TEST_TMPDIR/r.json")" = observed ]
   # 11.1 was not observed and its rdma.c not read: it prints 8.2's lines, and says they are 8.2's
   [[ "$output" == *"qemu-11.1 src log (from QEMU 8.2's source; seen waiting for a control SEND): rdma migration: send polling control error"* ]]
-  [ "$(jq -r '.src.qemu_log_kind + " " + .src.qemu_log_version' "$BATS_TEST_TMPDIR/r.json")" = "source 8.2" ]
+  [ "$(jq -r '.src."qemu-log-kind" + " " + .src."qemu-log-version"' "$BATS_TEST_TMPDIR/r.json")" = "source 8.2" ]
   [[ "$output" != *"qemu-11.1 src log (observed)"* ]]
 }
 
@@ -110,26 +110,26 @@ LATE=(--fault 'wc.send@dst #2 -> delay(1ms)' --expect-fired 1)
   # a field migbed does not know stays a conversion
   [[ "$output" == *"  qemu-8.2 dst log (from QEMU 8.2's source): load of migration failed: %s"$'\n'* ]]
   [[ "$output" != *"qemu-8.2 dst log (observed)"* ]]
-  [ "$(jq -r '.dst.qemu_log_kind + " " + .dst.qemu_log_version' "$BATS_TEST_TMPDIR/r.json")" = "source 8.2" ]
-  [ "$(jq -r '.dst.qemu_log | join("|")' "$BATS_TEST_TMPDIR/r.json")" = \
+  [ "$(jq -r '.dst."qemu-log-kind" + " " + .dst."qemu-log-version"' "$BATS_TEST_TMPDIR/r.json")" = "source 8.2" ]
+  [ "$(jq -r '.dst."qemu-log" | join("|")' "$BATS_TEST_TMPDIR/r.json")" = \
     "rdma migration: recv polling control error!|load of migration failed: %s" ]
-  [ "$(jq -r '.dst.qemu_log_notes | length' "$BATS_TEST_TMPDIR/r.json")" = 2 ]
-  [ "$(jq '[.dst.qemu_log[] | select(contains("ibv_poll_cq"))] | length' "$BATS_TEST_TMPDIR/r.json")" = 0 ]
+  [ "$(jq -r '.dst."qemu-log-notes" | length' "$BATS_TEST_TMPDIR/r.json")" = 2 ]
+  [ "$(jq '[.dst."qemu-log"[] | select(contains("ibv_poll_cq"))] | length' "$BATS_TEST_TMPDIR/r.json")" = 0 ]
   # the message types are filled from the side's own detail (QEMU's wording of the same check)
   run "$MIGBED" run "${SMALL[@]}" --src-impl qemu-8.2 --fault 'reg_mr@dst #4 -> errno(ENOMEM)' \
     --expect failed:DEST_REG_FAILED --json "$BATS_TEST_TMPDIR/s.json"
   echo "$output"
   [ "$status" -eq 0 ]
   [[ "$output" == *"  qemu-8.2 src log (from QEMU 8.2's source): Was expecting a REGISTER RESULT (8) control message, but got: ERROR (1), length: 0"* ]]
-  [ "$(jq -r '.src.qemu_log[0]' "$BATS_TEST_TMPDIR/s.json")" = \
+  [ "$(jq -r '.src."qemu-log"[0]' "$BATS_TEST_TMPDIR/s.json")" = \
     "Was expecting a REGISTER RESULT (8) control message, but got: ERROR (1), length: 0" ]
   # the same run with a migbed source: no QEMU lines, and JSON says there is no kind
   run "$MIGBED" run "${SMALL[@]}" --fault 'reg_mr@dst #4 -> errno(ENOMEM)' --expect failed:DEST_REG_FAILED \
     --json "$BATS_TEST_TMPDIR/m.json"
   [ "$status" -eq 0 ]
   [[ "$output" != *" src log ("* ]]
-  [ "$(jq -r '.src.qemu_log_kind' "$BATS_TEST_TMPDIR/m.json")" = null ]
-  [ "$(jq -r '.src.qemu_log | length' "$BATS_TEST_TMPDIR/m.json")" = 0 ]
+  [ "$(jq -r '.src."qemu-log-kind"' "$BATS_TEST_TMPDIR/m.json")" = null ]
+  [ "$(jq -r '.src."qemu-log" | length' "$BATS_TEST_TMPDIR/m.json")" = 0 ]
 }
 
 @test "migbed profiles says which versions' QEMU lines are observed and which read from the source" {
@@ -139,7 +139,7 @@ LATE=(--fault 'wc.send@dst #2 -> delay(1ms)' --expect-fired 1)
   [[ "$output" == *"[QEMU 8.2's log lines, from its source]"* ]]
   run "$MIGBED" profiles --json
   [ "$status" -eq 0 ]
-  [ "$(echo "$output" | jq -r '[.profiles[] | .name + "=" + (.observed_log // "-") + "/" + (.source_log // "-")] | join(" ")')" = \
+  [ "$(echo "$output" | jq -r '[.profiles[] | .name + "=" + (."observed-log" // "-") + "/" + (."source-log" // "-")] | join(" ")')" = \
     "migbed=-/- qemu-6.1=-/- qemu-7.2=7.2/- qemu-8.1=-/- qemu-8.2=-/8.2 qemu-11.1=-/8.2" ]
 }
 

@@ -34,7 +34,7 @@ make_bundle() {
   run "$MIGBED" shrink b --json --max-time 86400
   [ "$status" -eq 0 ]
   echo "$output"
-  [ "$(jq -r '.output, .cause, .side, .stopped_by' <<<"$output" | tr '\n' ' ')" = "b.shrunk DEST_REG_FAILED dst null " ]
+  [ "$(jq -r '.output, .cause, .side, ."stopped-by"' <<<"$output" | tr '\n' ' ')" = "b.shrunk DEST_REG_FAILED dst null " ]
   for k in guest-bytes epochs pages-dirtied fault-rules; do
     before=$(jq ".before[\"$k\"]" <<<"$output")
     after=$(jq ".after[\"$k\"]" <<<"$output")
@@ -92,7 +92,7 @@ make_bundle() {
   [ "$status" -eq 0 ]
   run "$MIGBED" shrink b --max-runs 1 --json -o j
   [ "$status" -eq 0 ]
-  [ "$(jq -r '.stopped_by, .runs' <<<"$output" | tr '\n' ' ')" = "max-runs 1 " ]
+  [ "$(jq -r '."stopped-by", .runs' <<<"$output" | tr '\n' ' ')" = "max-runs 1 " ]
 }
 
 @test "a bundle that does not reproduce exits 1 and writes nothing" {

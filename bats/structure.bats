@@ -5,11 +5,11 @@ load helpers
 
 ROOT=$BATS_TEST_DIRNAME/..
 
-@test "the folders' #include graph has no cycle (vocab sim transport faults run cli fuzz)" {
+@test "the folders' #include graph has no cycle (vocab sim transport faults run cli fuzz scripts)" {
   run "$ROOT/scripts/check-includes.sh"
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ "${lines[-1]}" == "check-includes: no cycle; layers, lowest first: vocab sim transport faults run cli fuzz" ]]
+  [[ "${lines[-1]}" == "check-includes: no cycle; layers, lowest first: vocab sim transport faults run cli fuzz scripts" ]]
   [[ "$output" == *"vocab -> (nothing)"* ]]
   [[ "$output" == *"sim -> vocab"* ]]
   # the seam depends on the leaves only: it declares the fault hook, faults/ implements it

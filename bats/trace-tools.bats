@@ -122,10 +122,10 @@ zstd_file() {
   echo "$output"
   [ "$status" -eq 0 ]
   # 4096 + (11 + 11 + 1 + 1) + 8 written; 4096 + 1 + 8 unique (pc.ram 10-25 already written)
-  [ "$(jq .pages_written <<<"$output")" -eq 4128 ]
-  [ "$(jq .unique_pages <<<"$output")" -eq 4105 ]
-  [ "$(jq .page_size <<<"$output")" -eq 2097152 ]
-  jq -e '.blocks | any(. == {"name": "/rom:etc/acpi/tables", "size_bytes": 2097152, "pages": 1})' <<<"$output"
+  [ "$(jq '."pages-written"' <<<"$output")" -eq 4128 ]
+  [ "$(jq '."unique-pages"' <<<"$output")" -eq 4105 ]
+  [ "$(jq '."page-size"' <<<"$output")" -eq 2097152 ]
+  jq -e '.blocks | any(. == {"name": "/rom:etc/acpi/tables", "size-bytes": 2097152, "pages": 1})' <<<"$output"
 }
 
 @test "trace stat --json: one valid JSON object, keys in a fixed order, no trailing output" {
@@ -136,8 +136,8 @@ zstd_file() {
   [ "$(wc -l <<<"$output")" -eq 1 ]
   jq -s -e 'length == 1 and (.[0] | type == "object")' <<<"$output"   # one JSON object, nothing after it
   keys=$(jq -r '[paths | last | strings] | join(" ")' <<<"$output")   # every key, in document order
-  [ "$keys" = "file version page_size blocks name size_bytes pages name size_bytes pages duration_ns epochs pages_written unique_pages bytes_written dirty_rate_mib_per_s working_set window_ns windows mean_pages mean_mib max_pages max_mib window_ns windows mean_pages mean_mib max_pages max_mib" ]
-  [ "$(jq .duration_ns <<<"$output")" -eq 2000000000 ]
+  [ "$keys" = "file version page-size blocks name size-bytes pages name size-bytes pages duration-ns epochs pages-written unique-pages bytes-written dirty-rate-mib-per-s working-set window-ns windows mean-pages mean-mib max-pages max-mib window-ns windows mean-pages mean-mib max-pages max-mib" ]
+  [ "$(jq '."duration-ns"' <<<"$output")" -eq 2000000000 ]
   [ "$(jq .epochs <<<"$output")" -eq 3 ]
 }
 
@@ -246,11 +246,11 @@ EOF
   plain=$("$MIGBED" trace stat --json g.trace)
   zst=$("$MIGBED" trace stat --json g.trace.zst)
   jq -n -e --argjson p "$plain" --argjson z "$zst" '($p | del(.file)) == ($z | del(.file))'   # equal but for "file"
-  [ "$(jq -c .blocks <<<"$plain")" = '[{"name":"pc.ram","size_bytes":67108864,"pages":16384}]' ]
-  [ "$(jq .duration_ns <<<"$plain")" -eq 1000000000 ]
+  [ "$(jq -c .blocks <<<"$plain")" = '[{"name":"pc.ram","size-bytes":67108864,"pages":16384}]' ]
+  [ "$(jq '."duration-ns"' <<<"$plain")" -eq 1000000000 ]
   [ "$(jq .epochs <<<"$plain")" -eq 100 ]
   # pages written agrees with an independent count of the ranges
   want=$(awk '$1 == "pc.ram" { for (i = 2; i <= NF; i++) { n = split($i, a, "-");
               s += (n == 2 ? a[2] - a[1] + 1 : 1) } } END { print s }' g.trace)
-  [ "$(jq .pages_written <<<"$plain")" -eq "$want" ]
+  [ "$(jq '."pages-written"' <<<"$plain")" -eq "$want" ]
 }

@@ -19,6 +19,7 @@
 #include "run/explain.h"
 #include "run/hw.h"
 #include "run/out_file.h"
+#include "sim/json_in.h"
 #include "transport/profile.h"
 #include "vocab/cause.h"
 #include "vocab/vocab.h"
@@ -403,7 +404,21 @@ static void write_lines(FILE *f, const char *text, const char *from)
 	}
 }
 
-static char *slurp(const char *path);
+/* A scenario file whole, NUL-terminated (bounded: 1 MiB), or NULL with errno set. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1 << 20);
+	size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+	fclose(f);
+	if (!buf)
+		errno = ENOMEM;
+	else
+		buf[n] = '\0';
+	return buf;
+}
 
 static int copy_scenario(const struct scn *s, const char *out_path, int cause, int side, const char *logs,
 			 struct repro *r, struct diag *d)
@@ -433,28 +448,18 @@ static int copy_scenario(const struct scn *s, const char *out_path, int cause, i
 	return out_file_commit(&of, d);
 }
 
-/* The strings of the array after `"KEY":[` in the object after `"SIDE":{`, each checked
- * against the log lines of that side: how many there are, how many the log has. */
-static void compare_qemu_log(const char *json, const char *side, const struct explain *x, int *n, int *found)
+/* The strings of result[SIDE]["qemu-log"], each checked against the log lines of that side: how
+ * many there are, how many the log has. */
+static void compare_qemu_log(const json_t *res, const char *side, const struct explain *x, int *n, int *found)
 {
-	char key[32];
-	snprintf(key, sizeof key, "\"%s\":{", side);
-	const char *o = strstr(json, key);
-	const char *a = o ? strstr(o, "\"qemu_log\":[") : NULL;
+	const json_t *a = json_object_get(json_object_get(res, side), "qemu-log");
+	size_t i;
+	const json_t *v;
 	*n = *found = 0;
-	if (!a)
-		return;
-	for (const char *s = a + 12; *s == '"' || *s == ',';) {
-		if (*s == ',') {
-			s++;
+	json_array_foreach(a, i, v) {
+		const char *line = json_string_value(v);
+		if (!line)
 			continue;
-		}
-		char line[EXPLAIN_LINE_MAX];
-		size_t w = 0;
-		for (s++; *s && *s != '"' && w + 1 < sizeof line; s++)
-			line[w++] = *s == '\\' && s[1] ? *++s : *s;
-		line[w] = '\0';
-		s += *s == '"';
 		(*n)++;
 		bool hit = false;
 		for (size_t k = 0; k < explain_log_count(x) && !hit; k++) {
@@ -466,19 +471,6 @@ static void compare_qemu_log(const char *json, const char *side, const struct ex
 		}
 		*found += hit;
 	}
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	char *buf = malloc(1 << 20);
-	size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
-	fclose(f);
-	if (buf)
-		buf[n] = '\0';
-	return buf;
 }
 
 static void run_repro(struct repro *r, int cause, const struct explain *x)
@@ -503,15 +495,19 @@ static void run_repro(struct repro *r, int cause, const struct explain *x)
 		snprintf(r->result, sizeof r->result, "the run did not complete (status %d)", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return;
 	}
-	char *j = slurp(json);
-	const char *c = j ? strstr(j, "\"cause\":\"") : NULL;
+	struct diag d = { 0 };
+	json_t *j = json_in_file(json, &d);
+	if (!j) {
+		snprintf(r->result, sizeof r->result, "the run's result is not JSON: %.180s", d.msg);
+		return;
+	}
 	char got[64] = "?";
-	if (c)
-		snprintf(got, sizeof got, "%.*s", (int)strcspn(c + 9, "\""), c + 9);
+	if (json_in_str(j, "cause"))
+		snprintf(got, sizeof got, "%s", json_in_str(j, "cause"));
 	int n = 0, found = 0;
-	if (j && r->impl_side >= 0)
+	if (r->impl_side >= 0)
 		compare_qemu_log(j, vocab_side_token(r->impl_side), x, &n, &found);
-	free(j);
+	json_decref(j);
 	bool same_cause = !strcmp(got, cause_name(cause));
 	r->same = same_cause && (r->impl_side < 0 || (n > 0 && found == n));
 	if (r->impl_side < 0)
@@ -637,7 +633,7 @@ static void json_all(FILE *f, const struct explain *x, size_t n, const struct sc
 		json_string(f, explain_log_name(x, k));
 		fprintf(f, ",\"side\":");
 		json_string(f, side_word(side));
-		fprintf(f, ",\"side_inferred\":%s,\"lines\":%lu,\"placed\":%lu,\"unplaced\":[", inferred ? "true" : "false",
+		fprintf(f, ",\"side-inferred\":%s,\"lines\":%lu,\"placed\":%lu,\"unplaced\":[", inferred ? "true" : "false",
 			lines, placed);
 		const char *t;
 		for (size_t j = 0; (t = explain_log_unplaced(x, k, j, &no)); j++) {

@@ -67,14 +67,14 @@ int cmd_profiles(int argc, char **argv)
 		}
 		bool observed = p->log_kind == PROTO_LOG_OBSERVED, source = p->log_kind == PROTO_LOG_SOURCE;
 		if (json) {
-			/* observed_log: the version whose observed lines it prints; source_log: the
+			/* observed-log: the version whose observed lines it prints; source-log: the
 			 * version whose lines, read from its source, it prints */
-			printf("],\"observed_log\":");
+			printf("],\"observed-log\":");
 			if (observed)
 				json_string(stdout, p->log_tag);
 			else
 				printf("null");
-			printf(",\"source_log\":");
+			printf(",\"source-log\":");
 			if (source)
 				json_string(stdout, p->log_tag);
 			else

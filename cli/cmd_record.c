@@ -878,11 +878,11 @@ static void summary(const struct recorder *r)
 		return;
 	printf("{\"file\":");
 	json_string(stdout, r->o->output);
-	printf(",\"epochs\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"interval_ms\":%" PRIu64
-	       ",\"blocks\":%zu,\"mappings\":%zu,\"mappings_left_out\":%" PRIu64 ",\"processes\":%zu"
-	       ",\"pages_written\":%" PRIu64 ",\"epoch0_pages\":%" PRIu64 ",\"page_size\":%" PRIu64
-	       ",\"dirty_bytes_per_s\":%.0f,\"scan_ms_mean\":%.3f,\"scan_ms_max\":%.3f,\"scan_share\":%.4f"
-	       ",\"thp_bytes\":%" PRIu64 ",\"stop\":\"%s\",\"command_exit\":", r->epochs, r->end_ns,
+	printf(",\"epochs\":%" PRIu64 ",\"duration-ns\":%" PRIu64 ",\"interval-ms\":%" PRIu64
+	       ",\"blocks\":%zu,\"mappings\":%zu,\"mappings-left-out\":%" PRIu64 ",\"processes\":%zu"
+	       ",\"pages-written\":%" PRIu64 ",\"epoch0-pages\":%" PRIu64 ",\"page-size\":%" PRIu64
+	       ",\"dirty-bytes-per-s\":%.0f,\"scan-ms-mean\":%.3f,\"scan-ms-max\":%.3f,\"scan-share\":%.4f"
+	       ",\"thp-bytes\":%" PRIu64 ",\"stop\":\"%s\",\"command-exit\":", r->epochs, r->end_ns,
 	       r->o->interval_ms, blocks,
 	       r->n_maps, r->maps_dropped, r->n_procs, r->pages, r->epoch0_pages, r->page_size,
 	       (double)r->pages * (double)r->page_size / secs, scan_mean_ms, (double)r->scan_ns_max / 1e6,

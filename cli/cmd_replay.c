@@ -20,6 +20,7 @@
 #include "cli/bundle.h"
 #include "cli/cli.h"
 #include "cli/run_report.h"
+#include "sim/json_in.h"
 #include "vocab/vocab.h"
 
 #define REPLAY_MAX_DIFFS 16
@@ -198,78 +199,33 @@ static void diff_events(const char *a_log, const char *b_log, struct diffs *df)
 	free(b);
 }
 
-/* The top-level fields of a one-object JSON text: key and value spans. */
-struct jfield {
-	const char *key, *val;
-	size_t key_len, val_len;
-};
-
-static size_t json_fields(const char *s, struct jfield *out, size_t max)
-{
-	size_t n = 0;
-	int depth = 0;
-	bool str = false, esc = false, want_key = false;
-	const char *key = NULL;
-	for (const char *p = s; *p && n < max; p++) {
-		if (str) {
-			if (esc) {
-				esc = false;
-			} else if (*p == '\\') {
-				esc = true;
-			} else if (*p == '"') {
-				str = false;
-				if (want_key && depth == 1)
-					out[n] = (struct jfield){ .key = key, .key_len = (size_t)(p - key) }, want_key = false;
-			}
-			continue;
-		}
-		if (*p == '"') {
-			str = true;
-			key = p + 1;
-		} else if (*p == '{' || *p == '[') {
-			want_key = ++depth == 1 && *p == '{';
-		} else if (*p == ':' && depth == 1) {
-			out[n].val = p + 1;
-		} else if ((*p == ',' || *p == '}' || *p == ']') && depth == 1 && out[n].val) {
-			out[n].val_len = (size_t)(p - out[n].val);
-			n++;
-			if (n < max)
-				out[n] = (struct jfield){ 0 };
-			want_key = *p == ',';
-		}
-		if (*p == '}' || *p == ']')
-			depth--;
-	}
-	return n;
-}
-
-static const struct jfield *field_of(const struct jfield *f, size_t n, const char *key, size_t key_len)
-{
-	for (size_t i = 0; i < n; i++)
-		if (f[i].key_len == key_len && !strncmp(f[i].key, key, key_len))
-			return &f[i];
-	return NULL;
-}
-
-/* The result's fields that differ (model: all of them; verbs: status and cause). */
+/* The result's top-level fields that differ (model: all of them; verbs: status and cause),
+ * read with the one JSON reader (the bundle's result.json was checked to be JSON before the
+ * rerun; the replay's not being JSON is a difference). */
 static void diff_json(const char *a, const char *b, bool model, struct diffs *df)
 {
-	static struct jfield fa[64], fb[64];
+	struct diag d = { 0 };
+	json_t *ja = json_in_text(a, "the bundle's result.json", &d), *jb = ja ? json_in_text(b, "result.json", &d) : NULL;
 	char names[400] = "";
 	size_t len = 0;
-	memset(fa, 0, sizeof fa);
-	memset(fb, 0, sizeof fb);
-	size_t na = json_fields(a, fa, 64), nb = json_fields(b, fb, 64);
-	for (size_t i = 0; i < na; i++) {
-		const struct jfield *o = field_of(fb, nb, fa[i].key, fa[i].key_len);
-		bool checked = model || !strncmp(fa[i].key, "status", fa[i].key_len) || !strncmp(fa[i].key, "cause", fa[i].key_len);
-		if (checked && (!o || o->val_len != fa[i].val_len || memcmp(o->val, fa[i].val, o->val_len)) && len < sizeof names)
-			len += (size_t)snprintf(names + len, sizeof names - len, "%s%.*s", len ? ", " : "", (int)fa[i].key_len, fa[i].key);
+	const char *key;
+	json_t *va;
+	if (!ja || !jb) {
+		add_diff(df, "result.json: written by the replay, not JSON: %s", d.msg);
+		goto out;
+	}
+	json_object_foreach(ja, key, va) {
+		bool checked = model || !strcmp(key, "status") || !strcmp(key, "cause");
+		if (checked && !json_equal(va, json_object_get(jb, key)) && len < sizeof names)
+			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", key);
 	}
 	if (names[0])
 		add_diff(df, "result.json: %s differ%s", names, strchr(names, ',') ? "" : "s");
 	else if (model && strcmp(a, b))
 		add_diff(df, "result.json: differs (bytes)");
+out:
+	json_decref(ja);
+	json_decref(jb);
 }
 
 /* One output file: both missing is the same; one missing is a difference. */
@@ -289,20 +245,18 @@ static void compare_file(const char *bundle, const char *out, const char *name, 
 static void print_result(const char *bundle, const struct bundle_meta *m, bool same_build, const struct diffs *df,
 			 bool json)
 {
-	if (json) {
-		printf("{\"bundle\":");
-		json_string(stdout, bundle);
-		printf(",\"backend\":");
-		json_string(stdout, m->backend);
-		printf(",\"build_id\":");
-		json_string(stdout, m->build_id);
-		printf(",\"same_build\":%s,\"reproduced\":%s,\"differences\":[", same_build ? "true" : "false",
-		       df->n ? "false" : "true");
-		for (int i = 0; i < df->n; i++) {
-			printf("%s", i ? "," : "");
-			json_string(stdout, df->line[i]);
-		}
-		printf("]}\n");
+	if (json) {                      /* on the one JSON writer (sim/json.h, jansson) */
+		json_t *doc = json_object(), *diffs = json_array();
+		json_object_set_new(doc, "bundle", json_of_str(bundle));
+		json_object_set_new(doc, "backend", json_of_str(m->backend));
+		json_object_set_new(doc, "build-id", json_of_str(m->build_id));
+		json_object_set_new(doc, "same-build", json_boolean(same_build));
+		json_object_set_new(doc, "reproduced", json_boolean(!df->n));
+		for (int i = 0; i < df->n; i++)
+			json_array_append_new(diffs, json_of_str(df->line[i]));
+		if (json_object_set_new(doc, "differences", diffs) || json_object_size(doc) != 6 || json_dump(stdout, doc))
+			fprintf(stderr, "migbed: replay: out of memory writing the JSON result\n");
+		json_decref(doc);
 		return;
 	}
 	for (int i = 0; i < df->n; i++)
@@ -372,6 +326,13 @@ int cmd_replay(int argc, char **argv)
 		cli_usage_error("replay: %s", d.msg);
 		goto out;
 	}
+	char js[1200];
+	json_t *res = NULL;              /* the bundle's result.json, if any, must be JSON: checked first */
+	if (!bundle_path_join(js, sizeof js, bundle, "result.json") && !access(js, F_OK) && !(res = json_in_file(js, &d))) {
+		cli_usage_error("replay: %s", d.msg);
+		goto out;
+	}
+	json_decref(res);
 	bool same = !strcmp(m.build_id, run_build_id()) && !strcmp(m.compiler, bundle_compiler());
 	if (!same)
 		fprintf(stderr, "migbed: replay: warning: the bundle is from another build (%s, %s); this is %s, %s: "

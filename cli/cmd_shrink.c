@@ -29,6 +29,7 @@
 #include "cli/run_report.h"
 #include "run/run.h"
 #include "run/shrink.h"
+#include "sim/json_in.h"
 #include "sim/trace.h"
 #include "sim/tracegen.h"
 
@@ -862,38 +863,32 @@ static int read_lines(const char *path, struct cand *cd, struct diag *d)
 	return 0;
 }
 
-/* `"key":"value"` of result.json into buf. 0 or -1. */
-static int json_field(const char *json, const char *key, char *buf, size_t n)
+/* result.json's string `key` into buf. 0 or -1. */
+static int json_field(const json_t *res, const char *key, char *buf, size_t n)
 {
-	char pat[64];
-	snprintf(pat, sizeof pat, "\"%s\":\"", key);
-	const char *p = strstr(json, pat);
-	if (!p)
+	const char *v = json_in_str(res, key);
+	if (!v || !*v || strlen(v) >= n)
 		return -1;
-	p += strlen(pat);
-	size_t len = strcspn(p, "\"");
-	if (len == 0 || len >= n || p[len] != '"')
-		return -1;
-	memcpy(buf, p, len);
-	buf[len] = '\0';
+	snprintf(buf, n, "%s", v);
 	return 0;
 }
 
-/* The recorded verdict, cause and side (result.json). 0 or -EINVAL with d set. */
+/* The recorded verdict, cause and side (result.json, read as JSON). 0 or -EINVAL with d set. */
 static int read_outcome(struct sh *s, struct diag *d)
 {
-	char p[PATH_MAX + 16], json[16384];
+	char p[PATH_MAX + 16];
 	snprintf(p, sizeof p, "%s/result.json", s->bundle);
-	FILE *f = fopen(p, "r");
-	if (!f)
+	if (access(p, F_OK))
 		return diag_set(d, "%s: %s (a bundle of a process that crashed or hung cannot be shrunk)", p,
 				strerror(errno)), -EINVAL;
-	size_t n = fread(json, 1, sizeof json - 1, f);
-	fclose(f);
-	json[n] = '\0';
-	if (json_field(json, "verdict", s->want_verdict, sizeof s->want_verdict) ||
-	    json_field(json, "cause", s->want_cause, sizeof s->want_cause) ||
-	    json_field(json, "side", s->want_side, sizeof s->want_side))
+	json_t *res = json_in_file(p, d);
+	if (!res)
+		return -EINVAL;
+	int bad = json_field(res, "verdict", s->want_verdict, sizeof s->want_verdict) ||
+		  json_field(res, "cause", s->want_cause, sizeof s->want_cause) ||
+		  json_field(res, "side", s->want_side, sizeof s->want_side);
+	json_decref(res);
+	if (bad)
 		return diag_set(d, "%s:1: no verdict, cause or side (garbled)", p), -EINVAL;
 	s->want_fail = !strcmp(s->want_verdict, "fail");
 	s->want_cause_i = cause_lookup(s->want_cause);
@@ -1021,7 +1016,7 @@ static void print_json(const struct sh *s, const char *out, const struct shape *
 	json_string(stdout, s->want_cause);
 	printf(",\"side\":");
 	json_string(stdout, s->want_side);
-	printf(",\"runs\":%" PRIu64 ",\"stopped_by\":", s->b.runs);
+	printf(",\"runs\":%" PRIu64 ",\"stopped-by\":", s->b.runs);
 	why ? json_string(stdout, why) : (void)printf("null");
 	for (int side = 0; side < 2; side++) {
 		printf(",\"%s\":{", side ? "after" : "before");

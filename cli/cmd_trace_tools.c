@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "sim/json.h"
 #include "sim/size.h"
 #include "sim/trace.h"
 
@@ -275,44 +276,30 @@ static void print_text(const char *path, const struct trace_stats *s)
 	}
 }
 
-static void print_json_string(const char *str)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
 static void print_json(const char *path, const struct trace_stats *s)
 {
 	printf("{\"file\":");
-	print_json_string(path);
-	printf(",\"version\":%u,\"page_size\":%" PRIu64 ",\"blocks\":[", s->h.version,
+	json_string(stdout, path);
+	printf(",\"version\":%u,\"page-size\":%" PRIu64 ",\"blocks\":[", s->h.version,
 	       s->h.page_size);
 	for (size_t b = 0; b < s->h.n_blocks; b++) {
 		printf("%s{\"name\":", b ? "," : "");
-		print_json_string(s->h.blocks[b].name);
-		printf(",\"size_bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
+		json_string(stdout, s->h.blocks[b].name);
+		printf(",\"size-bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
 		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
 	}
 	printf("]");
 	if (s->h.version >= TRACE_VERSION_LAYOUT)
-		printf(",\"layout_pages\":%" PRIu64, s->layout_pages);
-	printf(",\"duration_ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages_written\":%" PRIu64
-	       ",\"unique_pages\":%" PRIu64 ",\"bytes_written\":%.0f,"
-	       "\"dirty_rate_mib_per_s\":%.3f,\"working_set\":[", s->h.duration_ns, s->epochs,
+		printf(",\"layout-pages\":%" PRIu64, s->layout_pages);
+	printf(",\"duration-ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages-written\":%" PRIu64
+	       ",\"unique-pages\":%" PRIu64 ",\"bytes-written\":%.0f,"
+	       "\"dirty-rate-mib-per-s\":%.3f,\"working-set\":[", s->h.duration_ns, s->epochs,
 	       s->pages_written, s->unique_pages,
 	       (double)s->pages_written * (double)s->h.page_size, dirty_rate_mib_per_s(s));
 	for (size_t i = 0; i < s->n_windows; i++) {
 		const struct window_stat *w = &s->win[i];
-		printf("%s{\"window_ns\":%" PRIu64 ",\"windows\":%" PRIu64 ",\"mean_pages\":%.1f,"
-		       "\"mean_mib\":%.3f,\"max_pages\":%" PRIu64 ",\"max_mib\":%.3f}", i ? "," : "",
+		printf("%s{\"window-ns\":%" PRIu64 ",\"windows\":%" PRIu64 ",\"mean-pages\":%.1f,"
+		       "\"mean-mib\":%.3f,\"max-pages\":%" PRIu64 ",\"max-mib\":%.3f}", i ? "," : "",
 		       w->window_ns, w->n_full, window_mean(w), mib_of(s, window_mean(w)),
 		       w->max_pages, mib_of(s, (double)w->max_pages));
 	}

@@ -140,12 +140,12 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
 	fprintf(f, "\n");
 }
 
-/* {"completed":B,"cause":NAME,"detail":TEXT,"impl":NAME,"qemu_log":[TEXT...],
- * "qemu_log_kind":"observed"|"source"|null,"qemu_log_version":"7.2"|"8.2"|null,
- * "qemu_log_notes":[TEXT...]}: qemu_log, the lines the QEMU version the side plays prints
+/* {"completed":B,"cause":NAME,"detail":TEXT,"impl":NAME,"qemu-log":[TEXT...],
+ * "qemu-log-kind":"observed"|"source"|null,"qemu-log-version":"7.2"|"8.2"|null,
+ * "qemu-log-notes":[TEXT...]}: qemu-log, the lines the QEMU version the side plays prints
  * when a migration fails with the run's cause (run_cause; [] if none or the run completed),
- * as print_qemu_lines has them; qemu_log_kind, how they are known (observed from a real
- * QEMU, or format strings read from its source), of which version; qemu_log_notes, each
+ * as print_qemu_lines has them; qemu-log-kind, how they are known (observed from a real
+ * QEMU, or format strings read from its source), of which version; qemu-log-notes, each
  * line's situation ("" if none), index for index. */
 static void json_side(FILE *f, enum proto_impl impl, enum vocab_side side, int run_cause, bool completed,
 		      const struct cause_ctx *cx)
@@ -159,20 +159,20 @@ static void json_side(FILE *f, enum proto_impl impl, enum vocab_side side, int r
 	json_string(f, cx->detail);
 	fprintf(f, ",\"impl\":");
 	json_string(f, p->name);
-	fprintf(f, ",\"qemu_log\":[");
+	fprintf(f, ",\"qemu-log\":[");
 	for (int i = 0; qemu_line(p, run_cause, side, cx, &pos, line, sizeof line, NULL, 0); i++) {
 		fprintf(f, "%s", i ? "," : "");
 		json_string(f, line);
 	}
-	fprintf(f, "],\"qemu_log_kind\":");
+	fprintf(f, "],\"qemu-log-kind\":");
 	if (p->log_kind == PROTO_LOG_NONE)
-		fprintf(f, "null,\"qemu_log_version\":null");
+		fprintf(f, "null,\"qemu-log-version\":null");
 	else {
 		json_string(f, p->log_kind == PROTO_LOG_OBSERVED ? "observed" : "source");
-		fprintf(f, ",\"qemu_log_version\":");
+		fprintf(f, ",\"qemu-log-version\":");
 		json_string(f, p->log_tag);
 	}
-	fprintf(f, ",\"qemu_log_notes\":[");
+	fprintf(f, ",\"qemu-log-notes\":[");
 	pos = 0;
 	for (int i = 0; run_cause && proto_profile_qemu_line(p, run_cause, side, &pos, line, sizeof line, note, sizeof note);
 	     i++) {

@@ -48,7 +48,7 @@ struct rig {
 	stream_parser *shadow;               /* what the destination was sent, read on the side */
 	size_t n_verify;
 	char verify_names[STREAM_MAX_BLOCKS][STREAM_NAME_MAX + 1];
-	uint64_t verify[STREAM_MAX_BLOCKS];
+	struct digest verify[STREAM_MAX_BLOCKS];
 };
 
 static void open_rig(struct rig *r, bool pin_all)
@@ -170,7 +170,7 @@ static void put_end(struct rig *r, struct fz *f, bool honest, bool device)
 		stream_put_u8(&b, STREAM_DEVICE);
 		stream_put_be32(&b, 4);
 		stream_put_bytes(&b, "dev!", 4);
-		stream_put_be64(&b, stream_digest(STREAM_DIGEST_INIT, "dev!", 4));
+		stream_put_digest(&b, digest_of("dev!", 4));
 	}
 	size_t n = honest ? N_GUEST : fz_u8(f) % (N_GUEST + 2);
 	stream_put_u8(&b, STREAM_VERIFY);
@@ -181,7 +181,10 @@ static void put_end(struct rig *r, struct fz *f, bool honest, bool device)
 			if (stream_parser_block(r->shadow, i) &&
 			    !strcmp(stream_parser_block(r->shadow, i)->name, mem_block_name(r->m, k)))
 				blk = k;
-		stream_put_be64(&b, honest && blk < N_GUEST ? proto_mem_digest(r->m, blk) : fz_u64(f, 8));
+		struct digest dg = { .hi = fz_u64(f, 8), .lo = fz_u64(f, 8) };
+		if (honest && blk < N_GUEST && proto_mem_digest(r->m, blk, &dg))
+			abort();
+		stream_put_digest(&b, dg);
 	}
 	stream_put_u8(&b, STREAM_EOF);
 	if (!send_file(r, &b))
@@ -313,7 +316,10 @@ static void check_end(struct rig *r)
 		for (size_t i = 0; i < r->n_verify; i++)
 			if (!strcmp(r->verify_names[i], mem_block_name(r->m, k))) {
 				found = true;
-				FUZZ_CHECK(r->verify[i] == proto_mem_digest(r->m, k),
+				struct digest mine;
+				if (proto_mem_digest(r->m, k, &mine))
+					abort();
+				FUZZ_CHECK(digest_eq(r->verify[i], mine),
 					   "verified, but block %s differs from its VERIFY digest", r->verify_names[i]);
 			}
 		FUZZ_CHECK(found, "verified without a digest of block %s", mem_block_name(r->m, k));

@@ -82,7 +82,7 @@ static void translate(const uint8_t *data, size_t len, size_t piece)
 		abort();
 	static const char *const names[] = { "ram", "pc.ram", "a" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		qemu_stream_expect_digest(r, names[i], 0x1234 + i);
+		qemu_stream_expect_digest(r, names[i], (struct digest){ .lo = 0x1234 + i });
 	struct stream_buf out = { 0 };
 	struct cause_ctx cx = { 0 };
 	int rc = 0;

@@ -27,7 +27,7 @@ struct seen {
 	struct stream_block blocks[STREAM_MAX_BLOCKS];
 	uint64_t device_bytes;
 	size_t n_digests;
-	uint64_t digests[STREAM_MAX_BLOCKS];
+	struct digest digests[STREAM_MAX_BLOCKS];
 };
 
 static void note(stream_parser *p, enum stream_event e, struct seen *s)
@@ -166,13 +166,13 @@ static void build(struct fz *f, struct stream_buf *b, struct seen *want)
 	stream_put_u8(b, STREAM_DEVICE);
 	stream_put_be32(b, (uint32_t)dl);
 	stream_put_bytes(b, dev, dl);
-	stream_put_be64(b, stream_digest(STREAM_DIGEST_INIT, dev, dl));
+	stream_put_digest(b, digest_of(dev, dl));
 	want->device_bytes = dl;
 	stream_put_u8(b, STREAM_VERIFY);
 	stream_put_be32(b, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
-		want->digests[i] = fz_u64(f, 8);
-		stream_put_be64(b, want->digests[i]);
+		want->digests[i] = (struct digest){ .hi = fz_u64(f, 8), .lo = fz_u64(f, 8) };
+		stream_put_digest(b, want->digests[i]);
 	}
 	want->n_digests = n;
 	stream_put_u8(b, STREAM_EOF);

@@ -523,11 +523,14 @@ static int put_device_and_verify(struct eng *e)
 	int rc = stream_put_u8(&b, STREAM_DEVICE);
 	rc = rc ? rc : stream_put_be32(&b, (uint32_t)n);
 	rc = rc ? rc : stream_put_bytes(&b, dev, n);
-	rc = rc ? rc : stream_put_be64(&b, stream_digest(STREAM_DIGEST_INIT, dev, n));
+	rc = rc ? rc : stream_put_digest(&b, digest_of(dev, n));
 	rc = rc ? rc : stream_put_u8(&b, STREAM_VERIFY);
 	rc = rc ? rc : stream_put_be32(&b, (uint32_t)e->n_blocks);
-	for (size_t i = 0; !rc && i < e->n_blocks; i++)
-		rc = stream_put_be64(&b, proto_mem_digest(e->m, i));
+	for (size_t i = 0; !rc && i < e->n_blocks; i++) {
+		struct digest dg;
+		rc = proto_mem_digest(e->m, i, &dg);
+		rc = rc ? rc : stream_put_digest(&b, dg);
+	}
 	rc = rc ? rc : stream_put_u8(&b, STREAM_EOF);
 	free(dev);
 	if (rc) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/json_in.h"
 #include "vocab/cause.h"
 #include "vocab/vocab.h"
 
@@ -512,54 +513,98 @@ static int add_raw_line(struct explain *x, struct log *l, unsigned long line_no,
 	return add_line(x, l, line_no, s);
 }
 
-/* The JSON string at s (just past its opening quote) decoded into out; \uXXXX becomes '?'. */
-static void json_unquote(const char *s, char *out, size_t n)
+/* Where in buf[0..at) a JSON document starts: its line (after the skipped blank lines) and
+ * column (0-based, as jansson counts), for citations and errors. */
+static void json_pos(const struct log *l, const char *buf, size_t at, unsigned long *line, size_t *col)
 {
-	size_t w = 0;
-	for (; *s && *s != '"' && w + 1 < n; s++) {
-		if (*s != '\\') {
-			out[w++] = *s;
-			continue;
+	size_t bol = 0;
+	*line = 1 + l->skipped_lines;
+	for (size_t i = 0; i < at; i++)
+		if (buf[i] == '\n') {
+			++*line;
+			bol = i + 1;
 		}
-		s++;
-		if (!*s)
-			break;
-		out[w++] = *s == 'n' || *s == 't' || *s == 'r' ? ' ' : *s == 'u' ? '?' : *s;
-		if (*s == 'u')
-			for (int i = 0; i < 4 && s[1]; i++)
-				s++;
-	}
-	out[w] = '\0';
+	*col = at - bol;
 }
 
-/* query-migrate / QMP replies: every "error-desc" and "desc" string is a line, cited by the
- * line its key is on. */
-static int add_json(struct explain *x, struct log *l, const char *buf)
+struct json_walk {
+	struct explain *x;
+	struct log *l;
+	const char *text;      /* the document's text: a key's line is found in it */
+	size_t len, cursor;    /* the text is searched forward from cursor, keys in document order */
+	unsigned long line0;   /* the line the document's text starts on */
+};
+
+/* The line of the next `"key"` in the document's text (jansson keeps no positions of values). */
+static unsigned long key_line(struct json_walk *w, const char *key)
 {
-	static const char *const keys[] = { "\"error-desc\"", "\"desc\"" };
-	for (const char *s = buf; *s; s++) {
-		size_t kl = 0;
-		for (size_t k = 0; k < 2 && !kl; k++)
-			if (!strncmp(s, keys[k], strlen(keys[k])))
-				kl = strlen(keys[k]);
-		if (!kl)
-			continue;
-		const char *v = s + kl;
-		v += strspn(v, " \t\r\n");
-		if (*v != ':')
-			continue;
-		v++;
-		v += strspn(v, " \t\r\n");
-		if (*v != '"')
-			continue;
-		unsigned long line_no = 1 + l->skipped_lines;
-		for (const char *c = buf; c < s; c++)
-			line_no += *c == '\n';
-		char text[EXPLAIN_LINE_MAX];
-		json_unquote(v + 1, text, sizeof text);
-		int rc = add_line(x, l, line_no, text);
+	char pat[16];
+	size_t pl = (size_t)snprintf(pat, sizeof pat, "\"%s\"", key);
+	unsigned long line = w->line0;
+	for (size_t i = 0; i < w->cursor; i++)
+		line += w->text[i] == '\n';
+	for (size_t i = w->cursor; i + pl <= w->len; i++) {
+		if (!memcmp(w->text + i, pat, pl)) {
+			w->cursor = i + pl;
+			return line;
+		}
+		line += w->text[i] == '\n';
+	}
+	return w->line0;
+}
+
+/* query-migrate / QMP replies: every "error-desc" and "desc" string, at any depth, in document
+ * order, is a line (control characters as spaces), cited by the line its key is on. */
+static int walk_json(struct json_walk *w, const json_t *v)
+{
+	const char *key;
+	json_t *m;
+	size_t i;
+	int rc = 0;
+	if (json_is_array(v))
+		json_array_foreach(v, i, m)
+			if (!rc)
+				rc = walk_json(w, m);
+	if (!json_is_object(v))
+		return rc;
+	json_object_foreach((json_t *)v, key, m) {
 		if (rc)
-			return rc;
+			break;
+		if ((!strcmp(key, "error-desc") || !strcmp(key, "desc")) && json_is_string(m)) {
+			char text[EXPLAIN_LINE_MAX];
+			snprintf(text, sizeof text, "%s", json_string_value(m));
+			for (char *c = text; *c; c++)
+				if ((unsigned char)*c < 0x20)
+					*c = ' ';
+			rc = add_line(w->x, w->l, key_line(w, key), text);
+		} else {
+			rc = walk_json(w, m);
+		}
+	}
+	return rc;
+}
+
+/* The log's JSON documents, one after another (QMP replies one a line, or one query-migrate
+ * reply over many lines), read by the one JSON reader: a document that is not JSON is refused
+ * as FILE:LINE:COLUMN. */
+static int add_json(struct explain *x, struct log *l, const char *buf, size_t n, struct diag *d)
+{
+	size_t at = 0;
+	while ((at += strspn(buf + at, " \t\r\n")) < n) {
+		json_error_t e;
+		json_t *doc = json_loadb(buf + at, n - at, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+		unsigned long line;
+		size_t col;
+		json_pos(l, buf, at, &line, &col);
+		if (!doc)
+			return diag_set(d, "%s:%lu:%zu: %s", l->name, line + (unsigned long)(e.line > 0 ? e.line - 1 : 0),
+					(e.line == 1 ? col : 0) + (size_t)(e.column > 0 ? e.column : 0), e.text);
+		struct json_walk w = { x, l, buf + at, e.position, 0, line };
+		int rc = walk_json(&w, doc);
+		json_decref(doc);
+		if (rc)
+			return diag_set(d, "%s: out of memory", l->name), rc;
+		at += e.position;
 	}
 	return 0;
 }
@@ -577,9 +622,7 @@ static int read_json(struct explain *x, struct log *l, FILE *f, struct diag *d)
 		rc = diag_set(d, "%s: a JSON log over %lu bytes", l->name, JSON_BYTES_MAX);
 	if (!rc) {
 		buf[n] = '\0';
-		rc = add_json(x, l, buf);
-		if (rc)
-			diag_set(d, "%s: out of memory", l->name);
+		rc = add_json(x, l, buf, n, d);
 	}
 	free(buf);
 	return rc;

@@ -64,7 +64,9 @@ void explain_free(struct explain *x);
 /* Read one log (a QEMU stderr, a libvirt log, or query-migrate/QMP JSON: a file whose first
  * non-blank byte is '{' is read for its "error-desc" and "desc" strings). name is what lines
  * are cited by; side is enum vocab_side or EXPLAIN_SIDE_ANY (inferred in explain_rank).
- * 0, or -EINVAL/-E2BIG with d set ("NAME: ..."): a read error or too many logs. */
+ * 0, or -EINVAL/-E2BIG with d set ("NAME: ..."): a read error, too many logs, or a JSON log
+ * that is not JSON ("NAME:LINE:COLUMN: ...", jansson's words; documents one after another are
+ * JSON). */
 int explain_add(struct explain *x, const char *name, int side, FILE *f, struct diag *d);
 
 /* Infer the sides not given, match, score and rank. The number of causes found. Logs added

@@ -219,8 +219,11 @@ static int setup_qemu_stream(struct run *r, struct proto_opts *po)
 		}
 		(void)got;
 	}
-	for (size_t b = 0; b < n && rc == 0; b++)
-		rc = qemu_stream_expect_digest(r->qs, specs[b].name, proto_mem_digest(want, b));
+	for (size_t b = 0; b < n && rc == 0; b++) {
+		struct digest dg;
+		rc = proto_mem_digest(want, b, &dg);
+		rc = rc ? rc : qemu_stream_expect_digest(r->qs, specs[b].name, dg);
+	}
 	mem_free(want);
 	if (rc)
 		return diag_set(&r->d, "qemu expected digests: %s", strerror(-rc));

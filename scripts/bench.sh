@@ -22,6 +22,9 @@
 #   seed-bf3      the seed's 8 GiB workload on the cx7-bf3 profile (docs/model.md): the 5-chunk
 #                 sweep's wall time, and each row's model time and Mb/s against the seed table
 #                 (measured, model, error; 64M and 128M are predictions, nothing was measured)
+#   digest        the memory digest (XXH3-128, libxxhash) against the hand-written 64-bit hash it
+#                 replaced ($BUILD/bench-digest): an 8 GiB model guest and 256 MiB of real bytes,
+#                 best of 5; the ratio new/old (target <= 1.0; issue 17)
 #   verbs-wire    (in the soft-RoCE VM) migbed's RDMA WRITE throughput in a migration vs
 #                 ib_write_bw on the same devices and message size: the ratio (issue 4)
 # BENCH_ONLY=name runs one of them.
@@ -205,6 +208,14 @@ if [ -z "$only" ] || [ "$only" = seed-bf3 ]; then
     rows+=("\"$cs\":{\"model-ms\":$mt}")
   done
   json+=("\"seed-bf3\":{\"wall-s\":$seed_s,\"peak-rss-kib\":$seed_kb,$(IFS=,; echo "${rows[*]}")}")
+fi
+
+if [ -z "$only" ] || [ "$only" = digest ]; then
+  "$PWD/$BUILD/bench-digest" 5 >"$TMP/digest" || exit 1
+  while read -r name new old ratio; do
+    log "digest: $name guest: XXH3-128 $new ms, the old 64-bit hash $old ms: ratio $ratio (target <= 1.0)"
+    json+=("\"digest-$name\":{\"xxh3-ms\":$new,\"old-ms\":$old,\"ratio\":$ratio}")
+  done <"$TMP/digest"
 fi
 
 if [ -z "$only" ] || [ "$only" = verbs-wire ]; then

@@ -10,7 +10,7 @@
 # apt-get line is printed and the script exits 1. Exit 0 when everything is present.
 set -u
 BUILD_PKGS="gcc make pkg-config libibverbs-dev librdmacm-dev rdma-core ibverbs-providers
-            libzstd-dev libcmocka-dev bats lcov time procps jq"
+            libzstd-dev libxxhash-dev libjansson-dev libcmocka-dev bats lcov time procps jq"
 VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ibverbs-providers
          ibverbs-utils rdmacm-utils perftest"
 # what some tests need beyond the build: gnuplot for the pictures (bats/sweep.bats, bats/timeline.bats),

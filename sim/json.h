@@ -9,4 +9,12 @@
 /* The literal of s to f ("" for NULL). */
 void json_string(FILE *f, const char *s);
 
+/* The writer on libjansson, for documents built as jansson values (sim/json_in.h gives the
+ * type): json_of_str is a string value of s, bytes that are not UTF-8 as '?' (jansson writes only
+ * valid UTF-8); json_dump writes doc compact (',' and ':' without spaces, keys in the order
+ * they were set) and a newline: 0, or -EIO (doc NULL: a value could not be built). */
+struct json_t;
+struct json_t *json_of_str(const char *s);
+int json_dump(FILE *f, const struct json_t *doc);
+
 #endif

@@ -54,15 +54,30 @@ void metrics_print_human(const struct metrics *m, FILE *f)
 	fprintf(f, "\nguest pages written during migration: %" PRIu64 "\n", m->guest_pages_written);
 }
 
+/* A message type's key: its token in QAPI's lower-case-with-dashes ("qemu-file"). */
+static void json_msg_key(FILE *f, int i)
+{
+	fputc('"', f);
+	for (const char *c = vocab_msg_type_token((unsigned)i); *c; c++)
+		fputc(*c == '_' ? '-' : *c, f);
+	fputs("\":", f);
+}
+
 static void json_side(const struct metrics_side *s, FILE *f)
 {
 	fprintf(f, "{\"registrations\":%" PRIu64 ",\"pinned-peak-bytes\":%" PRIu64 ",\"messages-sent\":{",
 		s->registrations, s->pinned_peak_bytes);
-	for (int i = 1; i < METRICS_MSG_TYPES; i++)
-		fprintf(f, "%s\"%s\":%" PRIu64, i > 1 ? "," : "", vocab_msg_type_token((unsigned)i), s->msgs_sent[i]);
+	for (int i = 1; i < METRICS_MSG_TYPES; i++) {
+		fputs(i > 1 ? "," : "", f);
+		json_msg_key(f, i);
+		fprintf(f, "%" PRIu64, s->msgs_sent[i]);
+	}
 	fprintf(f, "},\"messages-received\":{");
-	for (int i = 1; i < METRICS_MSG_TYPES; i++)
-		fprintf(f, "%s\"%s\":%" PRIu64, i > 1 ? "," : "", vocab_msg_type_token((unsigned)i), s->msgs_recv[i]);
+	for (int i = 1; i < METRICS_MSG_TYPES; i++) {
+		fputs(i > 1 ? "," : "", f);
+		json_msg_key(f, i);
+		fprintf(f, "%" PRIu64, s->msgs_recv[i]);
+	}
 	fprintf(f, "}}");
 }
 

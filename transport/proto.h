@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "vocab/cause.h"
+#include "sim/digest.h"
 #include "sim/mem.h"
 #include "transport/hca.h"
 #include "transport/profile.h"
@@ -155,7 +156,9 @@ void proto_dst_free(proto_dst *d);
 int proto_negotiate_chunk(unsigned src_shift, bool dst_announced, unsigned dst_shift, bool pin_all,
 			  bool refuse, unsigned *use_shift);
 
-/* Digest of one block's memory, as carried in the stream's VERIFY record. */
-uint64_t proto_mem_digest(const mem *m, size_t b);
+/* Digest of block b's memory, as carried in the stream's VERIFY record: XXH3-128 seeded with b
+ * over the block's content (MEM_REPR_BYTES: its bytes, a 1 MiB piece that is all zero pages as
+ * the one byte "Z"; the model: each page's 8-byte stamp). 0, or -ENOMEM. */
+int proto_mem_digest(const mem *m, size_t b, struct digest *out);
 
 #endif

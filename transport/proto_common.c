@@ -153,9 +153,11 @@ int ctl_wait_cause(int rc)
 	return CAUSE_INTERNAL;
 }
 
-uint64_t proto_mem_digest(const mem *m, size_t b)
+int proto_mem_digest(const mem *m, size_t b, struct digest *out)
 {
-	uint64_t h = STREAM_DIGEST_INIT ^ (uint64_t)b;
+	digest_state *h = digest_begin((uint64_t)b);
+	if (!h)
+		return -ENOMEM;
 	uint64_t pages = mem_block_pages(m, b);
 	if (mem_repr(m) == MEM_REPR_BYTES) {
 		const void *p = mem_block_ptr((mem *)m, b);
@@ -163,22 +165,24 @@ uint64_t proto_mem_digest(const mem *m, size_t b)
 		for (uint64_t off = 0; off < bytes; off += 1u << 20) {
 			uint64_t n = bytes - off < (1u << 20) ? bytes - off : (1u << 20);
 			if (!mem_pages_zero(m, b, off / mem_page_size(m), (n + mem_page_size(m) - 1) / mem_page_size(m)))
-				h = stream_digest(h, (const uint8_t *)p + off, n);
+				digest_add(h, (const uint8_t *)p + off, n);
 			else
-				h = stream_digest(h, "Z", 1);
+				digest_add(h, "Z", 1);
 		}
-		return h;
+		*out = digest_end(h);
+		return 0;
 	}
-	/* page by page, each stamp's 8 bytes in turn: stream_digest over n whole words is the
-	 * same as n calls of one word each, so a batch of stamps at a time */
+	/* page by page, each stamp's 8 bytes in turn, a batch of stamps at a time (the digest of
+	 * pieces is that of their concatenation) */
 	uint64_t st[512];
 	for (uint64_t pg = 0; pg < pages;) {
 		uint64_t n = pages - pg < 512 ? pages - pg : 512;
 		mem_page_stamps(m, b, pg, n, st);
-		h = stream_digest(h, st, (size_t)n * sizeof st[0]);
+		digest_add(h, st, (size_t)n * sizeof st[0]);
 		pg += n;
 	}
-	return h;
+	*out = digest_end(h);
+	return 0;
 }
 
 int proto_negotiate_chunk(unsigned src_shift, bool dst_announced, unsigned dst_shift, bool pin_all,

@@ -249,9 +249,9 @@ static void test_control_buffer_out_of_memory(void **state)
 	}
 }
 
-/* A STAMP block's digest (VERIFY, docs/protocol.md) is the page-by-page one: each page's
- * 8-byte stamp in turn, whatever the batching (leaves written and untouched, a block that is
- * not a multiple of the batch); a BYTES block is digested from its bytes, another way. */
+/* A STAMP block's digest (VERIFY, docs/protocol.md) is XXH3-128 seeded with the block's index
+ * over each page's 8-byte stamp in turn, whatever the batching (leaves written and untouched,
+ * a block that is not a multiple of the batch); a BYTES block is digested from its bytes. */
 static void test_mem_digest_page_by_page(void **state)
 {
 	(void)state;
@@ -264,18 +264,52 @@ static void test_mem_digest_page_by_page(void **state)
 		mem_write_pages(m, 0, 2999, 1);
 		mem_write_pages(m, 1, 1, 1);
 		for (size_t b = 0; b < 2; b++) {
-			uint64_t h = STREAM_DIGEST_INIT ^ (uint64_t)b;
+			digest_state *h = digest_begin((uint64_t)b);
+			assert_non_null(h);
 			for (uint64_t pg = 0; pg < mem_block_pages(m, b); pg++) {
 				uint64_t st = mem_page_stamp(m, b, pg);
-				h = stream_digest(h, &st, sizeof st);
+				digest_add(h, &st, sizeof st);
 			}
+			struct digest want = digest_end(h), got;
+			assert_int_equal(proto_mem_digest(m, b, &got), 0);
 			if (reprs[r] == MEM_REPR_STAMP)
-				assert_true(proto_mem_digest(m, b) == h);
+				assert_true(digest_eq(got, want));
 			else
-				assert_true(proto_mem_digest(m, b) != 0);
+				assert_false(digest_eq(got, want));
 		}
 		mem_free(m);
 	}
+}
+
+/* A BYTES block 0 of non-zero content digests to XXH3-128 (seed 0) of its bytes, the value
+ * `xxhsum -H2` prints for them:
+ *   python3 -c "import sys; sys.stdout.buffer.write(bytes((i*7+3)&0xff for i in range(8192)))" | xxhsum -H2
+ * and memories differing in one byte anywhere (or by a page of zeros) digest differently. */
+static void test_mem_digest_known_and_one_byte(void **state)
+{
+	(void)state;
+	const struct mem_block_spec spec[] = { { "ram", 2 * 4096ull } };
+	mem *m = NULL;
+	assert_int_equal(mem_new(4096, 1, spec, MEM_REPR_BYTES, 1, &m), 0);
+	uint8_t *p = mem_block_ptr(m, 0);
+	for (size_t i = 0; i < 8192; i++)
+		p[i] = (uint8_t)(i * 7 + 3);
+	struct digest base, d;
+	char hex[DIGEST_HEX_LEN];
+	assert_int_equal(proto_mem_digest(m, 0, &base), 0);
+	assert_string_equal(digest_hex(base, hex), "f36491bbad0eb9174bdd498cfc5719ba");
+	for (size_t i = 0; i < 8192; i++) {
+		p[i] ^= 0x80;
+		assert_int_equal(proto_mem_digest(m, 0, &d), 0);
+		assert_false(digest_eq(d, base));
+		p[i] ^= 0x80;
+	}
+	assert_int_equal(proto_mem_digest(m, 0, &d), 0);
+	assert_true(digest_eq(d, base));
+	memset(p, 0, 8192);              /* all zero: the one byte "Z" */
+	assert_int_equal(proto_mem_digest(m, 0, &d), 0);
+	assert_string_equal(digest_hex(d, hex), digest_hex(digest_of("Z", 1), (char[DIGEST_HEX_LEN]){ 0 }));
+	mem_free(m);
 }
 
 int main(void)
@@ -287,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_status_and_wait_causes),
 		cmocka_unit_test(test_control_buffer_out_of_memory),
 		cmocka_unit_test(test_mem_digest_page_by_page),
+		cmocka_unit_test(test_mem_digest_known_and_one_byte),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

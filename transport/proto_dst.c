@@ -513,11 +513,13 @@ static int on_verify(proto_dst *d)
 			    d->n_src, d->n_blocks);
 	for (size_t i = 0; i < n; i++) {
 		size_t b = d->by_src[i];
-		uint64_t mine = proto_mem_digest(d->m, b);
-		if (mine != stream_parser_digest(d->sp, i))
-			return fail(d, CAUSE_VERIFY_MISMATCH, "block %s: memory digest %016llx, source says %016llx",
-				    mem_block_name(d->m, b), (unsigned long long)mine,
-				    (unsigned long long)stream_parser_digest(d->sp, i));
+		struct digest mine, theirs = stream_parser_digest(d->sp, i);
+		if (proto_mem_digest(d->m, b, &mine))
+			return fail(d, CAUSE_RESOURCE_EXHAUSTED, "memory digest of block %s", mem_block_name(d->m, b));
+		char hm[DIGEST_HEX_LEN], ht[DIGEST_HEX_LEN];
+		if (!digest_eq(mine, theirs))
+			return fail(d, CAUSE_VERIFY_MISMATCH, "block %s: memory digest %s, source says %s",
+				    mem_block_name(d->m, b), digest_hex(mine, hm), digest_hex(theirs, ht));
 	}
 	d->verified = true;
 	evlog_emit(ev(d), DST_LOG, "verified", "blocks=%zu", n);

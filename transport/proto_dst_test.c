@@ -224,6 +224,14 @@ static void s_header(struct stream_buf *b, const struct blk *blks, size_t n)
 	}
 }
 
+/* proto_mem_digest, which cannot fail here */
+static struct digest mem_digest(const mem *m, size_t b)
+{
+	struct digest d = { 0, 0 };
+	assert_int_equal(proto_mem_digest(m, b, &d), 0);
+	return d;
+}
+
 static void s_device(struct stream_buf *b, size_t n)
 {
 	static uint8_t dev[4096];
@@ -231,7 +239,7 @@ static void s_device(struct stream_buf *b, size_t n)
 	stream_put_u8(b, STREAM_DEVICE);
 	stream_put_be32(b, (uint32_t)n);
 	stream_put_bytes(b, dev, n);
-	stream_put_be64(b, stream_digest(STREAM_DIGEST_INIT, dev, n));
+	stream_put_digest(b, digest_of(dev, n));
 }
 
 static void s_verify(struct stream_buf *b, const mem *m, size_t n)
@@ -239,7 +247,7 @@ static void s_verify(struct stream_buf *b, const mem *m, size_t n)
 	stream_put_u8(b, STREAM_VERIFY);
 	stream_put_be32(b, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		stream_put_be64(b, proto_mem_digest(m, i < mem_n_blocks(m) ? i : 0));
+		stream_put_digest(b, mem_digest(m, i < mem_n_blocks(m) ? i : 0));
 }
 
 /* Connected, the block list announced, a registration round started (HOOK). */
@@ -825,6 +833,46 @@ static void test_stream_endings_that_do_not_add_up(void **state)
 	rig_close(&r);
 }
 
+/* The destination's memory digest cannot be taken (its digest state is not allocated: the
+ * N-th malloc fails, N = 1, 2, ... until the digest's): RESOURCE_EXHAUSTED naming the block,
+ * never "verified". Every other failed malloc on the way ends completed or in a named cause. */
+static void test_verify_digest_out_of_memory(void **state)
+{
+	(void)state;
+	struct rig w;
+	rig_world(&w);                       /* only for its memory's digests */
+	struct stream_buf b = { 0 };
+	s_header(&b, both, 2);
+	stream_put_be64(&b, STREAM_FLAG_EOS);
+	s_device(&b, 16);
+	s_verify(&b, w.m, 2);
+	stream_put_u8(&b, STREAM_EOF);
+	bool hit = false;
+	for (long n = 1; n < 200 && !hit; n++) {
+		struct rig r;
+		rig_open(&r, false);
+		rs_connect(&r, false);
+		test_alloc.failed = 0;
+		test_alloc.malloc_in = n;
+		(void)rs_file(&r, &b);
+		settle(&r);
+		test_alloc.malloc_in = 0;
+		const struct cause_ctx *cx = proto_dst_cause(r.d);
+		if (!test_alloc.failed) {              /* past the last malloc: verified */
+			assert_int_equal(proto_dst_state(r.d), PROTO_DST_COMPLETED);
+			rig_close(&r);
+			break;
+		}
+		/* a failed malloc of the test's own side or one retried may still complete */
+		assert_true(proto_dst_state(r.d) == PROTO_DST_COMPLETED || cx->cause != 0);
+		hit = cx->cause == CAUSE_RESOURCE_EXHAUSTED && strstr(cx->detail, "memory digest of block pc.ram");
+		rig_close(&r);
+	}
+	assert_true(hit);
+	stream_buf_free(&b);
+	rig_close(&w);
+}
+
 /* Hostile sources (issue 16): "verified" means every destination block was announced and its
  * digest matched. A VERIFY before any block list (no digests at all) or after a block list
  * naming only some of the destination's blocks once completed the migration as verified. */
@@ -1368,6 +1416,7 @@ int main(void)
 		cmocka_unit_test(test_stream_endings_that_do_not_add_up),
 		cmocka_unit_test(test_many_records_in_one_message),
 		cmocka_unit_test(test_verify_must_cover_every_block),
+		cmocka_unit_test(test_verify_digest_out_of_memory),
 		cmocka_unit_test(test_trickling_source_meets_the_deadline),
 		cmocka_unit_test(test_trickling_source_against_a_qemu_destination),
 		cmocka_unit_test(test_stream_filter),

@@ -66,7 +66,7 @@ struct qemu_stream {
 	/* translate */
 	bool hdr_out, ram_open;
 	char exp_name[STREAM_MAX_BLOCKS][STREAM_NAME_MAX + 1];
-	uint64_t exp_digest[STREAM_MAX_BLOCKS];
+	struct digest exp_digest[STREAM_MAX_BLOCKS];
 	size_t n_exp;
 };
 
@@ -589,7 +589,7 @@ const char *qemu_stream_error(const qemu_stream *r) { return r->err; }
 
 /* ---- adapter to migbed's stream v1 ------------------------------------------------------ */
 
-int qemu_stream_expect_digest(qemu_stream *r, const char *name, uint64_t digest)
+int qemu_stream_expect_digest(qemu_stream *r, const char *name, struct digest digest)
 {
 	if (!r || !name || !*name || strlen(name) > STREAM_NAME_MAX)
 		return -EINVAL;
@@ -633,7 +633,7 @@ static int put_end(const qemu_stream *r, struct stream_buf *out, struct cause_ct
 		if (i == r->n_exp)
 			return cause_set(cx, CAUSE_INTERNAL, "no expected content given for RAM block '%s'",
 					 r->blocks[b].name);
-		rc = stream_put_be64(out, r->exp_digest[i]);
+		rc = stream_put_digest(out, r->exp_digest[i]);
 	}
 	return rc ? rc : stream_put_u8(out, STREAM_EOF);
 }
@@ -645,7 +645,7 @@ static int put_device(const qemu_stream *r, struct stream_buf *out)
 	int rc = stream_put_u8(out, STREAM_DEVICE);
 	rc = rc ? rc : stream_put_be32(out, (uint32_t)n);
 	rc = rc ? rc : stream_put_bytes(out, d, n);
-	return rc ? rc : stream_put_be64(out, stream_digest(STREAM_DIGEST_INIT, d, n));
+	return rc ? rc : stream_put_digest(out, digest_of(d, n));
 }
 
 /* One event -> migbed v1 bytes. */
@@ -928,7 +928,7 @@ static int w_skip_record(qemu_stream_writer *w, struct stream_buf *out, struct c
 		return w_fail(w, cx, "VERIFY of %llu blocks", (unsigned long long)n);
 	if (tag == STREAM_DEVICE && n > STREAM_DEVICE_MAX)
 		return w_fail(w, cx, "DEVICE of %llu bytes", (unsigned long long)n);
-	size_t need = 5 + (size_t)(tag == STREAM_DEVICE ? n + 8 : n * 8);
+	size_t need = 5 + (size_t)(tag == STREAM_DEVICE ? n + DIGEST_BYTES : n * DIGEST_BYTES);
 	if (w_avail(w) < need)
 		return 0;
 	if (!w->ram_started)

@@ -102,7 +102,7 @@ const char *qemu_stream_error(const qemu_stream *r);
 /* The expected memory digest (proto_mem_digest of the content the source QEMU was given)
  * of the block named `name`; emitted in the VERIFY record, in the source's block order.
  * -EINVAL (no name), -ENOSPC (more than STREAM_MAX_BLOCKS). */
-int qemu_stream_expect_digest(qemu_stream *r, const char *name, uint64_t digest);
+int qemu_stream_expect_digest(qemu_stream *r, const char *name, struct digest digest);
 /* Feed `len` bytes of QEMU's stream and append the equivalent migbed stream v1 bytes for
  * every complete record to out (a HOOK is the last byte of its QEMU FILE message, so
  * migbed's parser still stops there). Pages in the stream (a non-RDMA capture) are

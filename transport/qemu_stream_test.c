@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "transport/qemu_stream.h"
+
+#define DG(x) ((struct digest){ .hi = 0, .lo = (x) })
 #include "transport/stream.h"
 #include "transport/test_alloc.h"
 
@@ -315,7 +317,7 @@ static void translation_is_read_by_migbeds_parser(void **state)
 	uint8_t *b = rdma_shaped(&len);
 	qemu_stream *r;
 	assert_int_equal(qemu_stream_new(NULL, &r), 0);
-	assert_int_equal(qemu_stream_expect_digest(r, "ram", 0x1234abcdull), 0);
+	assert_int_equal(qemu_stream_expect_digest(r, "ram", DG(0x1234abcdull)), 0);
 	struct stream_buf out = { 0 };
 	struct cause_ctx cx = { 0 };
 	for (size_t at = 0; at < len; at += 100)   /* pieces of 100 bytes, like short messages */
@@ -337,7 +339,7 @@ static void translation_is_read_by_migbeds_parser(void **state)
 	assert_int_equal(stream_parser_n_blocks(p), 1);
 	assert_string_equal(stream_parser_block(p, 0)->name, "ram");
 	assert_int_equal(stream_parser_n_digests(p), 1);
-	assert_int_equal(stream_parser_digest(p, 0), 0x1234abcdull);
+	assert_true(digest_eq(stream_parser_digest(p, 0), DG(0x1234abcdull)));
 	stream_parser_free(p);
 	stream_buf_free(&out);
 	qemu_stream_free(r);
@@ -376,7 +378,7 @@ static void bad_arguments(void **state)
 	assert_int_equal(qemu_stream_new(NULL, NULL), -EINVAL);
 	assert_int_equal(qemu_stream_new(NULL, &r), 0);
 	assert_int_equal(qemu_stream_feed(r, NULL, 3), -EINVAL);
-	assert_int_equal(qemu_stream_expect_digest(r, "", 1), -EINVAL);
+	assert_int_equal(qemu_stream_expect_digest(r, "", DG(1)), -EINVAL);
 	assert_int_equal(qemu_stream_next(r), QEMU_STREAM_EV_NEED_MORE);
 	assert_int_equal(qemu_stream_finish(r), -CAUSE_QEMU_STREAM_TRUNCATED);
 	assert_non_null(strstr(qemu_stream_error(r), "offset 0: stream ends while expecting the file header (no bytes)"));
@@ -412,8 +414,10 @@ static size_t migbed_stream(uint8_t *o, size_t *ends)
 	}
 	put(o, &n, dev, sizeof dev);
 	put_word(o, &n, 0x1122334455667788ull);   /* device digest (not checked by the writer) */
+	put_word(o, &n, 0x99aabbccddeeff00ull);
 	o[n++] = STREAM_VERIFY;
 	put(o, &n, "\0\0\0\1", 4);
+	put_word(o, &n, 0);
 	put_word(o, &n, 0xabcdefull);
 	o[n++] = STREAM_EOF;
 	ends[k++] = n;
@@ -693,7 +697,7 @@ static void translate_full_output_buffer_is_a_named_cause(void **state)
 	struct cause_ctx cx = { 0 };
 	qemu_stream *r;
 	assert_int_equal(qemu_stream_new(NULL, &r), 0);
-	assert_int_equal(qemu_stream_expect_digest(r, "ram", 77), 0);
+	assert_int_equal(qemu_stream_expect_digest(r, "ram", DG(77)), 0);
 	assert_int_equal(qemu_stream_translate(r, b, len, &whole, &cx), 0);
 	qemu_stream_free(r);
 	uint8_t *big = big_buffer();
@@ -701,7 +705,7 @@ static void translate_full_output_buffer_is_a_named_cause(void **state)
 		struct stream_buf out = nearly_full(big, room);
 		memset(&cx, 0, sizeof cx);
 		assert_int_equal(qemu_stream_new(NULL, &r), 0);
-		assert_int_equal(qemu_stream_expect_digest(r, "ram", 77), 0);
+		assert_int_equal(qemu_stream_expect_digest(r, "ram", DG(77)), 0);
 		int rc = qemu_stream_translate(r, b, len, &out, &cx);
 		assert_true(out.len <= BUF_LIMIT);
 		if (room < whole.len) {
@@ -1325,17 +1329,17 @@ static void expected_digests_are_bounded_and_replaced(void **state)
 	char name[300];
 	memset(name, 'n', 256);
 	name[256] = '\0';
-	assert_int_equal(qemu_stream_expect_digest(NULL, "ram", 1), -EINVAL);
-	assert_int_equal(qemu_stream_expect_digest(r, NULL, 1), -EINVAL);
-	assert_int_equal(qemu_stream_expect_digest(r, name, 1), -EINVAL);
+	assert_int_equal(qemu_stream_expect_digest(NULL, "ram", DG(1)), -EINVAL);
+	assert_int_equal(qemu_stream_expect_digest(r, NULL, DG(1)), -EINVAL);
+	assert_int_equal(qemu_stream_expect_digest(r, name, DG(1)), -EINVAL);
 	name[255] = '\0';
-	assert_int_equal(qemu_stream_expect_digest(r, name, 1), 0);    /* 255 bytes: fits */
+	assert_int_equal(qemu_stream_expect_digest(r, name, DG(1)), 0);    /* 255 bytes: fits */
 	for (int i = 1; i < STREAM_MAX_BLOCKS; i++) {
 		snprintf(name, sizeof name, "block%d", i);
-		assert_int_equal(qemu_stream_expect_digest(r, name, (uint64_t)i), 0);
+		assert_int_equal(qemu_stream_expect_digest(r, name, DG((uint64_t)i)), 0);
 	}
-	assert_int_equal(qemu_stream_expect_digest(r, "one too many", 1), -ENOSPC);
-	assert_int_equal(qemu_stream_expect_digest(r, "block7", 0x77), 0);   /* replaces */
+	assert_int_equal(qemu_stream_expect_digest(r, "one too many", DG(1)), -ENOSPC);
+	assert_int_equal(qemu_stream_expect_digest(r, "block7", DG(0x77)), 0);   /* replaces */
 	qemu_stream_free(r);
 
 	/* the last digest given for a block is the one in VERIFY, in the stream's block order */
@@ -1353,9 +1357,9 @@ static void expected_digests_are_bounded_and_replaced(void **state)
 	b8(&b, T_VMDESC);
 	b32(&b, 0);
 	assert_int_equal(qemu_stream_new(NULL, &r), 0);
-	assert_int_equal(qemu_stream_expect_digest(r, "b", 0xb0), 0);
-	assert_int_equal(qemu_stream_expect_digest(r, "a", 0xa0), 0);
-	assert_int_equal(qemu_stream_expect_digest(r, "b", 0xbb), 0);
+	assert_int_equal(qemu_stream_expect_digest(r, "b", DG(0xb0)), 0);
+	assert_int_equal(qemu_stream_expect_digest(r, "a", DG(0xa0)), 0);
+	assert_int_equal(qemu_stream_expect_digest(r, "b", DG(0xbb)), 0);
 	struct stream_buf out = { 0 };
 	struct cause_ctx cx = { 0 };
 	assert_int_equal(qemu_stream_translate(r, b.data, b.len, &out, &cx), 0);
@@ -1365,8 +1369,8 @@ static void expected_digests_are_bounded_and_replaced(void **state)
 	assert_int_equal(stream_parser_next(p), STREAM_EV_BLOCKS);
 	assert_int_equal(stream_parser_next(p), STREAM_EV_VERIFY);
 	assert_int_equal(stream_parser_n_digests(p), 2);
-	assert_int_equal(stream_parser_digest(p, 0), 0xa0);
-	assert_int_equal(stream_parser_digest(p, 1), 0xbb);
+	assert_true(digest_eq(stream_parser_digest(p, 0), DG(0xa0)));
+	assert_true(digest_eq(stream_parser_digest(p, 1), DG(0xbb)));
 	assert_int_equal(stream_parser_next(p), STREAM_EV_EOF);
 	stream_parser_free(p);
 	stream_buf_free(&out);
@@ -1382,7 +1386,7 @@ static void translating_a_capture_with_pages_drops_them(void **state)
 	uint8_t *b = slurp(CAPTURE, &len);
 	qemu_stream *r;
 	assert_int_equal(qemu_stream_new(NULL, &r), 0);
-	assert_int_equal(qemu_stream_expect_digest(r, "ram", 5), 0);
+	assert_int_equal(qemu_stream_expect_digest(r, "ram", DG(5)), 0);
 	struct stream_buf out = { 0 };
 	struct cause_ctx cx = { 0 };
 	assert_int_equal(qemu_stream_translate(r, b, len, &out, &cx), 0);
@@ -1423,7 +1427,7 @@ static void m_device(struct stream_buf *b)
 {
 	b8(b, STREAM_DEVICE);
 	b32(b, 0);
-	b64(b, stream_digest(STREAM_DIGEST_INIT, "", 0));
+	stream_put_digest(b, digest_of("", 0));
 }
 
 /* The writer refuses b (whole, then byte by byte) with -CAUSE_INTERNAL and `want` in the
@@ -1478,7 +1482,7 @@ static void writer_crafted_streams_are_refused(void **state)
 	b64(&b, STREAM_FLAG_EOS);
 	m_device(&b);
 	b8(&b, STREAM_RAM_PART);
-	writer_rejects(&b, "offset 50: RAM PART after the device state");
+	writer_rejects(&b, "offset 58: RAM PART after the device state");   /* 37 + 5 + a 16-byte digest */
 	b.len = 0;
 	m_start(&b);
 	b64(&b, STREAM_FLAG_EOS);

@@ -60,23 +60,11 @@ void stream_buf_free(struct stream_buf *b)
 	memset(b, 0, sizeof *b);
 }
 
-uint64_t stream_digest(uint64_t h, const void *data, size_t len)
+int stream_put_digest(struct stream_buf *b, struct digest d)
 {
-	const uint8_t *p = data;
-	const uint64_t prime = 0x100000001b3ull;
-	size_t i = 0;
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, p + i, 8);
-		h ^= w;
-		h *= prime;
-		h ^= h >> 29;
-	}
-	for (; i < len; i++) {
-		h ^= p[i];
-		h *= prime;
-	}
-	return h;
+	uint8_t c[DIGEST_BYTES];
+	digest_put(d, c);
+	return stream_put_bytes(b, c, sizeof c);
 }
 
 /* ---- parser ------------------------------------------------------------------------------- */
@@ -97,7 +85,7 @@ struct stream_parser {
 	struct stream_block blocks[STREAM_MAX_BLOCKS];
 	uint64_t device_bytes;
 	size_t n_digests;
-	uint64_t digests[STREAM_MAX_BLOCKS];
+	struct digest digests[STREAM_MAX_BLOCKS];
 	char err[256];
 };
 
@@ -241,13 +229,13 @@ static enum stream_event parse_device(stream_parser *p)
 	uint64_t n = rd_be(p->in.data + at + 1, 4);
 	if (n > STREAM_DEVICE_MAX)
 		return fail(p, at, "device state larger than 64 MiB");
-	if (avail(p) < 1 + 4 + n + 8)
+	if (avail(p) < 1 + 4 + n + DIGEST_BYTES)
 		return STREAM_EV_NEED_MORE;
-	uint64_t want = rd_be(p->in.data + at + 5 + n, 8);
-	if (stream_digest(STREAM_DIGEST_INIT, p->in.data + at + 5, n) != want)
+	struct digest want = digest_get(p->in.data + at + 5 + n);
+	if (!digest_eq(digest_of(p->in.data + at + 5, n), want))
 		return fail(p, at, "device state digest mismatch");
 	p->device_bytes = n;
-	p->pos = at + 5 + n + 8;
+	p->pos = at + 5 + n + DIGEST_BYTES;
 	return STREAM_EV_DEVICE;
 }
 
@@ -259,12 +247,12 @@ static enum stream_event parse_verify(stream_parser *p)
 	uint64_t n = rd_be(p->in.data + at + 1, 4);
 	if (n > STREAM_MAX_BLOCKS)
 		return fail(p, at, "VERIFY record with more than 64 blocks");
-	if (avail(p) < 1 + 4 + 8 * n)
+	if (avail(p) < 1 + 4 + DIGEST_BYTES * n)
 		return STREAM_EV_NEED_MORE;
 	for (size_t i = 0; i < n; i++)
-		p->digests[i] = rd_be(p->in.data + at + 5 + 8 * i, 8);
+		p->digests[i] = digest_get(p->in.data + at + 5 + DIGEST_BYTES * i);
 	p->n_digests = n;
-	p->pos = at + 5 + 8 * n;
+	p->pos = at + 5 + DIGEST_BYTES * n;
 	return STREAM_EV_VERIFY;
 }
 
@@ -342,8 +330,8 @@ const struct stream_block *stream_parser_block(const stream_parser *p, size_t i)
 }
 uint64_t stream_parser_device_bytes(const stream_parser *p) { return p->device_bytes; }
 size_t stream_parser_n_digests(const stream_parser *p) { return p->n_digests; }
-uint64_t stream_parser_digest(const stream_parser *p, size_t i)
+struct digest stream_parser_digest(const stream_parser *p, size_t i)
 {
-	return i < p->n_digests ? p->digests[i] : 0;
+	return i < p->n_digests ? p->digests[i] : (struct digest){ 0, 0 };
 }
 const char *stream_parser_error(const stream_parser *p) { return p->err; }

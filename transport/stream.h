@@ -6,9 +6,10 @@
  *                    u8 name length, name, be64 used length; ... EOS(0x10)
  *   0x02 RAM PART    be64 flag words: HOOK(0x80) hands over to the RDMA registration
  *                    handler (the control channel) until REGISTER FINISHED; EOS(0x10) ends
- *   0x04 DEVICE      be32 length, the device-state bytes, be64 digest of them
- *   0x7f VERIFY      be32 block count, then per block be64 digest of its memory (migbed's
- *                    own, so a destination in another process can verify)
+ *   0x04 DEVICE      be32 length, the device-state bytes, their 16-byte digest
+ *   0x7f VERIFY      be32 block count, then per block the 16-byte digest of its memory
+ *                    (migbed's own, so a destination in another process can verify)
+ * A digest is XXH3-128 in its canonical 16-byte big-endian form (sim/digest.h).
  *   0x00 EOF         end of migration
  * The parser is incremental: bytes arrive in pieces of any size; it stops at a HOOK so the
  * caller can run the registration handler, and reports malformed input with the offset. */
@@ -16,6 +17,8 @@
 #define MIGBED_TRANSPORT_STREAM_H
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sim/digest.h"
 
 #define STREAM_MAGIC 0x5145564du /* "QEVM" */
 #define STREAM_VERSION 3u
@@ -78,12 +81,11 @@ size_t stream_parser_n_blocks(const stream_parser *p);
 const struct stream_block *stream_parser_block(const stream_parser *p, size_t i);
 uint64_t stream_parser_device_bytes(const stream_parser *p);
 size_t stream_parser_n_digests(const stream_parser *p);
-uint64_t stream_parser_digest(const stream_parser *p, size_t i);
+struct digest stream_parser_digest(const stream_parser *p, size_t i);
 /* "offset 1234: bad tag 0x55 (bytes 55 aa 00 ...)" */
 const char *stream_parser_error(const stream_parser *p);
 
-/* 64-bit digest used for device state and memory (FNV-1a-style mixing over 8-byte words). */
-uint64_t stream_digest(uint64_t h, const void *data, size_t len);
-#define STREAM_DIGEST_INIT 0x6a09e667f3bcc909ull
+/* A digest in its canonical 16 bytes (device state, VERIFY). */
+int stream_put_digest(struct stream_buf *b, struct digest d);
 
 #endif

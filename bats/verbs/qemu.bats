@@ -367,7 +367,7 @@ PASS_FIELDS='qemu_status=completed qemu_exit=- migbed_status=completed migbed_ca
   [ "$(verdict)" = "migbed-qemu: verdict=pass direction=qemu-to-migbed $PASS_FIELDS" ]
   jq -e '.verdict == "pass" and .lane == "native" and .qemu.status == "completed" and .migbed.result.verified == true' "$D/r.json"
   # QEMU's 1 MiB chunks of the 4 MiB content: four REGISTER REQUESTs, each one registration
-  [ "$(jq '.migbed.result.metrics.migbed.dst."messages-received".register_request' "$D/r.json")" -eq 4 ]
+  [ "$(jq '.migbed.result.metrics.migbed.dst."messages-received"."register-request"' "$D/r.json")" -eq 4 ]
   grep -q 'kernel name rxe1' "$D/keep/qemu.log"   # QEMU's connection crossed the veth wire
   cmp "$D/keep/result.json" "$D/r.json"
 }
@@ -418,7 +418,7 @@ PASS_FIELDS='qemu_status=completed qemu_exit=- migbed_status=completed migbed_ca
   [ "$(grep -c 'dst registered' "$D/keep/migbed.ev")" -eq 1 ]
   grep -q 'dst registered block=0 chunk=0 bytes=67108864' "$D/keep/migbed.ev"
   jq -e '.migbed.result.metrics.migbed | ."chunk-size-dst" == 67108864 and .dst.registrations == 1
-    and .dst."pinned-peak-bytes" == 67108864 and .dst."messages-received".register_request == 4' "$D/r.json"
+    and .dst."pinned-peak-bytes" == 67108864 and .dst."messages-received"."register-request" == 4' "$D/r.json"
 }
 
 @test "qemu runner: a migbed dest fault -> QEMU source fails on the ERROR message (exit 1, cause named)" {

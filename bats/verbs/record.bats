@@ -21,19 +21,19 @@ bats_require_minimum_version 1.5.0
   [ "$status" -eq 0 ]
   [[ "$stderr" == *"the command exited with status 0"* ]]
   [ "$(echo "$output" | jq -r .stop)" = exit ]
-  [ "$(echo "$output" | jq .command_exit)" -eq 0 ]
+  [ "$(echo "$output" | jq '."command-exit"')" -eq 0 ]
   epochs=$(echo "$output" | jq .epochs)
   [ "$epochs" -ge 1 ]
   # the buffer's 4096 pages are written at least once after epoch 0 (which is taken as dd
   # starts, before it has filled the buffer 16 times)
-  [ "$(echo "$output" | jq .pages_written)" -ge 4096 ]
+  [ "$(echo "$output" | jq '."pages-written"')" -ge 4096 ]
   run "$MIGBED" trace check t.trace
   [ "$status" -eq 0 ]
   [ "$output" = "t.trace: ok, $epochs epochs" ]
   run "$MIGBED" trace stat --json t.trace
   [ "$status" -eq 0 ]
   # the buffer (16M of anonymous memory, malloc'd: a little more) is a block
-  [ "$(echo "$output" | jq '[.blocks[] | select(.size_bytes >= 16777216)] | length')" -ge 1 ]
+  [ "$(echo "$output" | jq '[.blocks[] | select(."size-bytes" >= 16777216)] | length')" -ge 1 ]
   run test -e t.trace.tmp
   [ "$status" -eq 1 ]
 }
