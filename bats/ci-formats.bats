@@ -67,10 +67,10 @@ junit_shape() {
   [ "$output" = "reg_mr@src #1 -> errno(ENOMEM): failed CONTROL_REG_FAILED src" ]
 }
 
-# Seed 1320 is swarm.bats's known finding (docs/findings.md, S1); 1319 completes.
+# Seed 2554 is swarm.bats's known finding (docs/findings.md, S3); 2555 completes.
 @test "swarm --tap --junit: one case per seed, the finding a failure naming class, cause, side, replay and bundle" {
   command -v xmllint || skip "xmllint (libxml2-utils) is not installed"
-  run --separate-stderr "$MIGBED" swarm --seeds 1319..1320 --tap --junit s.xml --bundles found
+  run --separate-stderr "$MIGBED" swarm --seeds 2554..2555 --tap --junit s.xml --bundles found
   echo "$output"
   [ "$status" -eq 1 ]
   [ "${lines[0]}" = "TAP version 13" ]
@@ -79,16 +79,16 @@ junit_shape() {
   printf '%s\n' "$output" >s.tap
   run tap_counts s.tap
   [ "$output" = "tests=2 passed=1 failed=1 errors=0" ]
-  run grep -c "^  replay: 'migbed run --seed 1320 " s.tap
+  run grep -c "^  replay: 'migbed run --seed 2554 " s.tap
   [ "$output" = 1 ]
   run junit_shape s.xml
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[-1]}" = "tests=2 failures=1 errors=0" ]
-  run xmllint --xpath 'string(//testcase[@name="seed-1320"]/failure/@type)' s.xml
+  run xmllint --xpath 'string(//testcase[@name="seed-2554"]/failure/@type)' s.xml
   [ "$output" = unexplained ]
-  run xmllint --xpath 'string(//testcase[@name="seed-1320"]/failure/@message)' s.xml
-  [[ "$output" == "finding unexplained: cause CONNECT_FAILED, side src; replay: migbed run --seed 1320 "*"; bundle: migbed replay found/seed-1320" ]]
+  run xmllint --xpath 'string(//testcase[@name="seed-2554"]/failure/@message)' s.xml
+  [[ "$output" == "finding unexplained: cause TRANSPORT_RETRY_EXCEEDED, side dst; replay: migbed run --seed 2554 "*"; bundle: migbed replay found/seed-2554" ]]
   run xmllint --xpath 'string(/testsuites/@name)' s.xml
   [ "$output" = "migbed swarm" ]
 }

@@ -153,7 +153,7 @@ setup() {
 @test "--check-determinism: each seed twice, the event logs equal" {
   run "$MIGBED" swarm --seeds 1..4 --check-determinism --json d.json
   [ "$status" -eq 0 ]
-  run jq -r '[.check_determinism, .summary.classes.nondeterministic, .summary.runs] | @tsv' d.json
+  run jq -r '[.["check-determinism"], .summary.classes.nondeterministic, .summary.runs] | @tsv' d.json
   [ "$output" = "$(printf 'true\t0\t4')" ]
 }
 
@@ -170,7 +170,7 @@ setup() {
   [ -f found/seed-2554/events.log ]
   run jq -r '.runs[0] | [.verdict, .finding, .bundle] | @tsv' f.json
   [ "$output" = "$(printf 'finding\tunexplained\tfound/seed-2554')" ]
-  run jq -r '.summary.finding_list[0] | [.seed, .class, .cause, (.replay | startswith("migbed run --seed 2554 "))] | @tsv' f.json
+  run jq -r '.summary["finding-list"][0] | [.seed, .class, .cause, (.replay | startswith("migbed run --seed 2554 "))] | @tsv' f.json
   [ "$output" = "$(printf '2554\tunexplained\tTRANSPORT_RETRY_EXCEEDED\ttrue')" ]
   run "$MIGBED" replay found/seed-2554
   [ "$status" -eq 0 ]
@@ -183,7 +183,7 @@ setup() {
   [[ "$output" == *"    shrunk: migbed replay found/seed-2554.shrunk (its shrink.txt: before and after)"* ]]
   [[ "$output" == *$'\n  unexplained TRANSPORT_RETRY_EXCEEDED: 1\n    seed 2554: migbed run --seed 2554 '*$'\n      shrunk: migbed replay found/seed-2554.shrunk'* ]]
   [ -f found/seed-2554.shrunk/shrink.txt ]
-  run jq -r '.summary.finding_list[0].shrunk' f.json
+  run jq -r '.summary["finding-list"][0].shrunk' f.json
   [ "$output" = "found/seed-2554.shrunk" ]
   # smaller, and still the same failure: migbed replay reproduces it
   run awk '$1 == "guest-bytes" { print ($3 < $2) }' found/seed-2554.shrunk/shrink.txt
@@ -196,7 +196,7 @@ setup() {
   [ "$status" -eq 1 ]
   [[ "$output" != *"shrunk"* ]]
   [ ! -e plain/seed-2554.shrunk ]
-  run jq -r '.summary.finding_list[0].shrunk' g.json
+  run jq -r '.summary["finding-list"][0].shrunk' g.json
   [ "$output" = "null" ]
 }
 

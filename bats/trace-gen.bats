@@ -266,8 +266,8 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
   for pair in "stress-ng-vm4-64M-rand-set.trace.zst gen.trace" "stress-ng-vm4-64M-rand-set-vm-keep.trace.zst keep.trace"; do
     set -- $pair
     local r g
-    r=$("$MIGBED" trace stat --json "$rec/$1" | jq .pages_written)
-    g=$("$MIGBED" trace stat --json "$2" | jq .pages_written)
+    r=$("$MIGBED" trace stat --json "$rec/$1" | jq '.["pages-written"]')
+    g=$("$MIGBED" trace stat --json "$2" | jq '.["pages-written"]')
     echo "$1: recorded $r, generated $g"
     [ $((g * 100)) -ge $((r * 95)) ]
     [ $((g * 100)) -le $((r * 105)) ]

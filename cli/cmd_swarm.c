@@ -216,7 +216,7 @@ static void json_run(FILE *f, const struct swarm_run *r, const char *bundle)
 
 static void json_head(FILE *f, const char *seeds, const char *shard, bool determinism, const char *build)
 {
-	fprintf(f, "{\"swarm\":1,\"seeds\":\"%s\",\"shard\":\"%s\",\"check_determinism\":%s,\"build\":", seeds, shard,
+	fprintf(f, "{\"swarm\":1,\"seeds\":\"%s\",\"shard\":\"%s\",\"check-determinism\":%s,\"build\":", seeds, shard,
 		determinism ? "true" : "false");
 	json_string(f, build);
 	fputs(",\"runs\":[\n", f);
@@ -235,7 +235,7 @@ static void json_summary(FILE *f, const struct tally *t)
 			fprintf(f, "%s\"%s\":%zu", sep, cause_name(CAUSE_BASE + c), t->causes[c]);
 			sep = ",";
 		}
-	fputs("},\"finding_list\":[", f);
+	fputs("},\"finding-list\":[", f);
 	for (size_t i = 0; i < t->n_list; i++) {
 		const struct finding *g = &t->list[i];
 		fprintf(f, "%s\n{\"seed\":%llu,\"class\":\"%s\",\"cause\":\"%s\",\"side\":\"%s\",\"replay\":", i ? "," : "",
@@ -688,7 +688,7 @@ static int merge_head(struct merged *m, const char *file, const char *line)
 	unsigned long long k, n;
 	bool det = false;
 	if (!(lit(&c, "{\"swarm\":1,\"seeds\":") && str(&c, seeds, sizeof seeds) && lit(&c, ",\"shard\":") &&
-	      str(&c, shard, sizeof shard) && lit(&c, ",\"check_determinism\":") &&
+	      str(&c, shard, sizeof shard) && lit(&c, ",\"check-determinism\":") &&
 	      ((det = lit(&c, "true")) || lit(&c, "false")) && lit(&c, ",\"build\":") && str(&c, build, sizeof build) &&
 	      lit(&c, ",\"runs\":[") && c.s[c.i] == '\0'))
 		return cli_usage_error("swarm merge: %s:1: col %zu: not a migbed swarm --json file", file, c.i + 1);

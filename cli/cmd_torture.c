@@ -187,7 +187,7 @@ static void json_runs(const struct torture_result *res, FILE *f)
 			i ? "," : "", fault_site_name(r->site), fault_side_name(r->side), (unsigned long long)r->call,
 			r->action, torture_verdict_name(r->verdict));
 		json_string(f, cause_of(r));
-		fprintf(f, ",\"cause_side\":");
+		fprintf(f, ",\"cause-side\":");
 		json_string(f, r->cause_side);
 		fprintf(f, ",\"detail\":");
 		json_string(f, r->detail);
@@ -200,7 +200,7 @@ static void print_json(const struct torture *t, const struct torture_result *res
 {
 	fprintf(f, "{\"scenario\":");
 	json_string(f, t->scenario ? t->scenario : "");
-	fprintf(f, ",\"backend\":\"%s\",\"shard\":\"%llu/%llu\",\"max_runs\":%llu,\"calls\":%llu,\"groups\":[",
+	fprintf(f, ",\"backend\":\"%s\",\"shard\":\"%llu/%llu\",\"max-runs\":%llu,\"calls\":%llu,\"groups\":[",
 		t->backend, (unsigned long long)t->shard_k, (unsigned long long)t->shard_n,
 		(unsigned long long)t->max_runs, (unsigned long long)res->calls);
 	for (size_t i = 0; i < res->n_groups; i++)

@@ -70,7 +70,7 @@ bats_require_minimum_version 1.5.0
     skip "this kernel has no soft-dirty tracking"
   fi
   [ "$status" -eq 0 ]
-  [ "$(echo "$output" | jq .thp_bytes)" -eq 0 ]
+  [ "$(echo "$output" | jq '.["thp-bytes"]')" -eq 0 ]
   [[ "$stderr" != *"transparent huge pages"* ]]
   if [[ "$thp" != *"[always]"* ]]; then
     skip "transparent huge pages are not on for every process here ($thp)"
@@ -79,7 +79,7 @@ bats_require_minimum_version 1.5.0
     dd if=/dev/zero of=/dev/null bs=16M count=100000000
   echo "$stderr"
   [ "$status" -eq 0 ]
-  [ "$(echo "$output" | jq .thp_bytes)" -ge 2097152 ]
+  [ "$(echo "$output" | jq '.["thp-bytes"]')" -ge 2097152 ]
   [[ "$stderr" == *"MiB of the recorded memory was in transparent huge pages"* ]]
 }
 
