@@ -116,7 +116,7 @@ make_bundle() {
   [ "$status" -eq 2 ]
   [[ "$output" == *"garbled/scenario.scn:"*"seed"* ]]
   cp -r b notrace
-  sed -i -E '/^(pattern|guest|duration-ms|epoch-ms|page-size|workers|worker-bytes|sweep-rate) =/d' notrace/scenario.scn
+  sed -i -E '/^(pattern|guest|duration-ms|epoch-ms|page-size|workers|worker-bytes|sweep-rate|churn|vm-keep|first-touch-ms|sweep-jitter-pct|layout-nonzero-pct|layout-extent) =/d' notrace/scenario.scn
   echo 'trace = trace' >>notrace/scenario.scn
   printf 'migbed-trace 1\npage-size 4K\nblock pc.ram 1M\nduration 1s\nepoch 0s\npc.ram 9999\n' >notrace/trace
   run "$MIGBED" shrink notrace
