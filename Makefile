@@ -4,6 +4,7 @@
 #   make check         every test: cmocka unit tests, Bats (model lane), verbs lane (native or VM)
 #   make bench         benchmarks (ratios, peak memory), results in build/bench/
 #   make check-asan    unit tests + Bats (model lane) on an ASan+UBSan build (build-asan/)
+#   make check-asan-ci the same build: unit tests, fuzz replays, the Bats files of bad input and runs (CI)
 #   make check-valgrind  migbed's commands under valgrind memcheck (scripts/check-valgrind.sh)
 #   make fuzz FUZZ_SECONDS=N  every fuzz/ harness under libFuzzer (clang, build-fuzz/), N s each
 #   make coverage      whole suite on an instrumented build: lcov + HTML report, error-path map (build-cov/coverage/)
@@ -42,7 +43,7 @@ Q        = $(if $(filter 1,$(V)),,@)
 # while parsing ran it before deps.sh: on a fresh machine the first build linked without
 # -libverbs -lrdmacm -lzstd.) Goals that build nothing don't need it and don't install anything.
 PKGS     = libibverbs librdmacm libzstd libxxhash jansson
-NO_PKG_GOALS = clean deps coverage coverage-check check-asan fuzz uninstall
+NO_PKG_GOALS = clean deps coverage coverage-check check-asan check-asan-ci fuzz uninstall
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_PKG_GOALS),$(MAKECMDGOALS)),all),)
 include $(BUILD)/pkg.mk
 endif
@@ -71,8 +72,8 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN = $(TEST_SRC:%.c=$(BUILD)/test/%)
 
-.PHONY: all run deps check check-asan check-valgrind unit bats verbs bench coverage coverage-check install \
-        uninstall man completion clean fuzz fuzzers fuzz-replay FORCE
+.PHONY: all run deps check check-asan check-asan-ci check-valgrind unit bats verbs bench coverage coverage-check \
+        install uninstall man completion clean fuzz fuzzers fuzz-replay FORCE
 all: $(BUILD)/migbed
 
 # The main job on a default: generate a small rand-set trace, migrate it through QEMU's RDMA
@@ -187,6 +188,14 @@ check-asan:
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 MIGBED_SKIP_VERBS=1 \
 	  MIGBED_TEST_SCALE=$${MIGBED_TEST_SCALE:-3} \
 	  $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS='$(ASAN_CFLAGS)' check
+
+# The CI part of it (.ci/run): the unit tests, every fuzz corpus and regression input, and the
+# Bats files and scenarios that feed migbed bad input and run and judge migrations (below), on
+# the same ASan+UBSan build: 668 tests, 4.9 min of CPU (README, Sanitizers). The whole lane stays `make check-asan`.
+ASAN_CI_BATS = bats/bad-input.bats bats/faults.bats bats/explain.bats bats/trace-tools.bats bats/bundle.bats
+ASAN_CI_SCN  = config-*.scn fault-msg-*.scn model-*-1m.scn model-*-1m-pin-all.scn neg-*.scn profile-*.scn
+check-asan-ci:
+	$(Q)MIGBED_BATS_ONLY='$(ASAN_CI_BATS)' MIGBED_SCN_GLOB='$(ASAN_CI_SCN)' $(MAKE) --no-print-directory check-asan
 
 check-valgrind: $(BUILD)/migbed
 	$(Q)BUILD=$(BUILD) scripts/check-valgrind.sh

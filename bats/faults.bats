@@ -362,3 +362,16 @@ setup() {
   run awk -v b="$gone_t" -v c="$dst_t" 'BEGIN { exit !(c != "" && c - b < 0.001) }'
   [ "$status" -eq 0 ]
 }
+
+@test "a destination that trickles each READY just within the single wait meets the migration's deadline on both sides (issue 16)" {
+  # deadline = max-time + downtime-limit + 2 x wait-timeout = 2000 + 300 + 2 x 500 = 3300 ms
+  run "$MIGBED" run "${SMALL[@]}" --max-time-ms 2000 --wait-timeout-ms 500 --json r.json \
+    --fault 'msg.ready@dst -> delay(400ms)'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"source: failed: TIMEOUT: the migration's deadline, 3300 ms after connecting, waiting for READY"* ]]
+  [[ "$output" == *"destination: failed: TIMEOUT: the migration's deadline, 3300 ms after the source connected"* ]]
+  # every single wait was met (each READY came 400 ms late, within 500): only the deadline ended it
+  [ "$(jq -r '.cause' r.json)" = TIMEOUT ]
+  run "$MIGBED" run "${SMALL[@]}" --max-time-ms 2000 --wait-timeout-ms 500 --fault 'msg.ready@dst -> delay(400ms) #1'
+  [[ "$output" != *"deadline"* ]]
+}

@@ -491,7 +491,7 @@ static int swarm_go(struct swarm_cli *s)
 		snprintf(hang_tmp, sizeof hang_tmp, "%s", s->json.of.tmp);
 	snprintf(hang_scratch, sizeof hang_scratch, "%s", s->scratch);
 	for (int i = 0; i < 2; i++)   /* as run/swarm.c names them */
-		snprintf(hang_logs[i], sizeof hang_logs[i], "%s/events-%d.log", s->scratch, i);
+		snprintf(hang_logs[i], sizeof hang_logs[i], "%s/events-%c.log", s->scratch, (char)('0' + i));
 	snprintf(shard, sizeof shard, "%llu/%llu", (unsigned long long)s->x.shard_k, (unsigned long long)s->x.shard_n);
 	if (s->json.f) {
 		char seeds[48];

@@ -8,6 +8,8 @@
 #      MIGBED_SKIP_VERBS=1 skips it, loudly; in CI (CI=true) a VM that cannot start fails.
 #      MIGBED_VERBS_SKIP="FILE.bats ..." leaves those bats/verbs/ files out, loudly (make
 #      coverage's second pass leaves out qemu.bats: see coverage/run.sh).
+#   MIGBED_BATS_ONLY="bats/A.bats ..." runs only those model-lane files, and with
+#   MIGBED_SCN_GLOB='GLOB ...' the scenarios of bats/scenarios/ it matches (make check-asan-ci).
 # Every Bats line carries its duration (bats --timing: "ok 7 name in 1234ms").
 # Ends with "N passed, N failed" and exits non-zero if anything failed.
 set -u -o pipefail
@@ -42,8 +44,20 @@ for t in "$@"; do
 done
 
 echo "== bats (model lane)"
-scripts/gen-scenario-bats.sh bats/scenarios "$BUILD/bats/scenarios.bats" || { failed=$((failed+1)); failures+=("scenario bats generation failed"); }
-bats_files=$(ls bats/*.bats 2>/dev/null; [ -s "$BUILD/bats/scenarios.bats" ] && echo "$BUILD/bats/scenarios.bats")
+if [ -n "${MIGBED_BATS_ONLY+set}" ]; then
+  # a chosen part of the lane (make check-asan-ci): these files, and the scenarios of
+  # MIGBED_SCN_GLOB (none if unset), loudly
+  echo "  MIGBED_BATS_ONLY: only ${MIGBED_BATS_ONLY:-no files}; scenarios: ${MIGBED_SCN_GLOB:-none}"
+  rm -f "$BUILD/bats/scenarios.bats"
+  if [ -n "${MIGBED_SCN_GLOB:-}" ]; then
+    SCN_GLOB=$MIGBED_SCN_GLOB scripts/gen-scenario-bats.sh bats/scenarios "$BUILD/bats/scenarios.bats" \
+      || { failed=$((failed+1)); failures+=("scenario bats generation failed"); }
+  fi
+  bats_files=$(for f in ${MIGBED_BATS_ONLY}; do echo "$f"; done; [ -s "$BUILD/bats/scenarios.bats" ] && echo "$BUILD/bats/scenarios.bats")
+else
+  scripts/gen-scenario-bats.sh bats/scenarios "$BUILD/bats/scenarios.bats" || { failed=$((failed+1)); failures+=("scenario bats generation failed"); }
+  bats_files=$(ls bats/*.bats 2>/dev/null; [ -s "$BUILD/bats/scenarios.bats" ] && echo "$BUILD/bats/scenarios.bats")
+fi
 if [ -n "$bats_files" ]; then
   # shellcheck disable=SC2086
   bats --tap --timing $bats_files >"$LOGDIR/bats-model.tap" 2>&1

@@ -630,8 +630,10 @@ static int negotiate_chunk(proto_src *s, const struct wire_caps *peer)
 	bool known = peer->flags & WIRE_CAP_CHUNK_SIZE;
 	unsigned theirs = known ? peer->chunk_shift : WIRE_CHUNK_SHIFT_MIN;  /* an old peer: 1M */
 	unsigned mine = s->o.chunk_shift;
+	/* the peer's shift is not checked yet: a shift of 64 or more is logged as 0 bytes (it was
+	 * shifted past 64 bits: undefined; found by fuzz/fuzz_hostile_dst.c) */
 	evlog_emit(hca_world_evlog(s->w), SRC_LOG, "negotiate", "peer_knows=%d src=%llu dst=%llu", known,
-		   1ull << mine, 1ull << theirs);
+		   1ull << mine, theirs < 64 ? 1ull << theirs : 0ull);
 	if (known && (theirs < WIRE_CHUNK_SHIFT_MIN || theirs > WIRE_CHUNK_SHIFT_MAX))
 		return fail(s, CAUSE_CONNECT_FAILED, "destination announced an invalid chunk shift %u", theirs);
 	unsigned use = mine;

@@ -1523,7 +1523,7 @@ static void writer_crafted_block_lists_are_refused(void **state)
 	b8(&b, STREAM_RAM_START);
 	b64(&b, (STREAM_MAX_BLOCKS + 1) * 4096ull | STREAM_FLAG_MEM_SIZE);
 	for (int i = 0; i <= STREAM_MAX_BLOCKS; i++) {
-		char name[8];
+		char name[16];   /* "b%d" of any int: -O1 warns (make check-asan) */
 		snprintf(name, sizeof name, "b%d", i);   /* distinct: a name twice is refused first */
 		q_block(&b, name, 4096);
 	}
