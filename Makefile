@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # migbed - deterministic simulation and fault-injection test bed for RDMA live migration.
 #
 #   make               build build/migbed and build/libmigbed.a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Bad input and output targets of the commands that run a migration (run, source, dest,
 # torture, sweep, replay; hw profiles: also hw show, calibrate): every bad corpus trace (bats/data/traces/bad, its defect in a first-line
 # "# expect: LINE: keyword" comment), plain or zstd, and every bad corpus scenario

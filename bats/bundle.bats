@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Reproducer bundles and replay (issue 13): a run that misses its expectation writes a
 # bundle with --bundle DIR (torture: every rerun that is not proper, under --bundles DIR);
 # `migbed replay DIR` reruns it and says whether it reproduced (model: byte for byte).

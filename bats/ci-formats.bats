@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # CI formats of torture and swarm (README "Many scenarios: CI formats"; cli/report.h, the one
 # writer `migbed run DIR...` uses too): --junit FILE checked by xmllint in the shape the run
 # suite's has (testsuites > testsuite > testcase, counts that match the cases, failure with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # `make coverage-check` (coverage/check.sh) as CI uses it: a named cause that no recorded run
 # produces fails the gate, naming the cause; coverage under a floor of coverage/thresholds
 # fails it; a floor well below the measure passes with a reminder to raise it; bad lines in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Citations resolve inside the repository. Code comments and docs cite the reference texts
 # in docs/ by file and heading ("docs/protocol.md, 'Registration'", "docs/verbs-facts.md,
 # 'RECV posted to an ERR QP'"); a section sign must follow the name of a file that is in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed explain (docs/explain.md): QEMU logs in, the causes they fit out, best first. What a
 # user checks: every log of the corpus (bats/data/qemu-logs: real QEMU 7.2 lines and the field
 # failures) names its cause first, in text and JSON; a log that fits nothing says so (exit 1)

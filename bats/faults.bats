@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Fault plans (docs/faults.md) through the CLI: --fault and `fault =` lines, their errors (the
 # column of the problem, exit 2, nothing written), the event-log line of every injection,
 # --fault-counts, seeded probabilities, die. The matrix of sites x actions with expected

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared Bats setup: $MIGBED is the binary under test (make check exports it).
 MIGBED=${MIGBED:-$BATS_TEST_DIRNAME/../build/migbed}
 [ -x "$MIGBED" ] || MIGBED=$BATS_TEST_DIRNAME/../../build/migbed

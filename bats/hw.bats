@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Hardware profiles and the cost rules (README "Hardware profiles and the calibrated cost model",
 # docs/model.md): migbed hw list/show/keys, --hw NAME|FILE and --hw-set, scenario hw =, bad
 # profiles exit 2 naming FILE:LINE with nothing written, an empty profile changes nothing, each new

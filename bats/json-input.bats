@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # JSON input (issue 17): every command that reads a JSON file reads it with the one reader
 # (libjansson: sim/json_in.h; explain's query-migrate/QMP logs in run/explain.c). Each document of the bad-JSON corpus (bats/data/json-bad, its
 # defect's LINE:COLUMN in bats/data/json-bad/expect) given where a command reads JSON exits 2

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # scripts/lint-tests.sh's errexit rules: a check bash's errexit ignores (a negated command, the
 # left side of `A && B`) is a FILE:LINE finding in a .bats file; conditions, guards, quoted
 # text, here-documents and comments are not; `# lint-ok: REASON` allows one. (The fixed-wait

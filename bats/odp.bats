@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # ODP destination memory (docs/profiles.md, 'ODP destination memory'): QEMU's field failure
 # F2. What a user checks: with QEMU's rnr_retry 0 the source fails with RNR_RETRY_EXCEEDED on
 # an RDMA WRITE (and the destination only sees the consequence); with a retry count the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The one option table (cli/runcfg.c): README's key table is the generated one (drift fails),
 # and every command's --help (run, source, dest, trace gen, torture) lists every key the table
 # gives it, with its bounds.

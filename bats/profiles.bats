@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Peer profiles (docs/profiles.md): --impl / --src-impl / --dst-impl make a side behave as a
 # given QEMU version. What a user checks: the options refuse what that QEMU cannot do, a
 # version-specific failure is named (and only on the versions that have it), the run says

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Progress on a terminal (README "Progress on long work", cli/progress.h): one status line on
 # standard error rewritten with \r, under a pseudo-terminal (util-linux `script`); nothing when
 # standard error is not a terminal or with --quiet; MIGBED_PROGRESS=1 forces it, =0 silences it.

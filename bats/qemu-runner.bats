@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # topologies/qemu/migbed-qemu, host side (model lane, no VM, no RDMA): usage errors exit 2
 # with a message naming the problem and write nothing; the QEMU checks (-M none + QMP, RDMA
 # migration, x-rdma-chunk-size) against stand-in "QEMUs" that speak just enough QMP. The

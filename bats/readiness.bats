@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Waiting for events, not for times: --pause-at (stop at an event-log line), migbed dest's
 # --ready-file/--ready-fd, the helpers' bounded waits and the lint that keeps fixed sleeps out
 # of the tests. Model backend and host-only checks; the verbs lane uses them for real.

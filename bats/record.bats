@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed record: options, the kernel without soft-dirty tracking (this host's, the CI host's),
 # nothing written on failure. Recording itself needs CONFIG_MEM_SOFT_DIRTY: its test runs in
 # the soft-RoCE VM with the verbs lane (bats/verbs/record.bats).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed run on the model backend: the CLI contract, determinism, metric invariants.
 load helpers
 bats_require_minimum_version 1.5.0

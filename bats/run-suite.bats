@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed run DIR|SCENARIO... (README "Many scenarios: CI formats"): each scenario judged against its
 # own expectation, a line each and a summary, TAP (read by prove's TAP parser), JUnit XML (checked
 # by xmllint), JSON; exit 0/1/2; per-run outputs refused; bad input named, the others still run.

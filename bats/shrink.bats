@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed shrink BUNDLE (issue 13 part 3): delta debugging of a reproducer bundle while its run
 # fails with the same verdict, cause and side; the smaller bundle replays byte for byte.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The code's structure: the folders' include graph has no cycle (scripts/check-includes.sh),
 # and the shared names come from one table (vocab/vocab.h).
 load helpers

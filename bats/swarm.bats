@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed swarm (README "Swarm testing", docs/swarm.md): one seeded random configuration and
 # fault plan per seed, judged by oracles. The per-run line is the replay (`migbed run` of its
 # options gives the same outcome), --json's shape, shards whose merge equals the unsharded

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed sweep (README "Sweeping chunk sizes"): one run per point of the cross product of the
 # lists, the table's columns, --json's schema, --csv, shards that recombine to the whole, a
 # mismatch row that is a failed row (exit 1), bad lists exit 2 naming the option and value

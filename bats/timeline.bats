@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # --timeline / `migbed timeline`: the run as a Chrome/Perfetto trace (run/timeline.h): valid JSON
 # with the tracks a user opens it for, the same picture from the event log, deterministic, and
 # bad input refused (exit 2, FILE:LINE, nothing written).

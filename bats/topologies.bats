@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # topologies/: detect, setup, clean and the soft-RoCE VM runner, as seen from the host.
 # One test boots the VM (about 5-10 s, plus a one-time setup of about 15 s with an empty cache).
 load helpers

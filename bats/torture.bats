@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed torture (docs/faults.md "Torture"): the sweep of a small scenario with every
 # fallible call failed once (inside make check), sharding, --max-runs, determinism, that
 # a crashing or hanging run fails the sweep, and that a defective trace is bad input (exit 2).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed trace gen: help, determinism, .zst output, every pattern, bad options.
 
 load helpers

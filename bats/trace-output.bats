@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed trace gen -o: where the trace goes (sim/outfile.h). '-' is standard output; a symlink
 # stays a link (its target is replaced); a device or FIFO is written in place; a path that
 # cannot be written is refused before anything is generated (exit 2, the path named, nothing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed trace stat / trace check: the corpus in bats/data/traces (good/ must pass, every bad/
 # file names its one defect in a first-line "# expect: LINE: keyword" comment), .zst handling,
 # stat's numbers and JSON, and a round trip through trace gen.

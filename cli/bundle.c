@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bundle - reproducer bundles: writing, reading back, rerunning (see bundle.h). */
 #include "cli/bundle.h"
 

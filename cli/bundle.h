@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bundle - a reproducer of a run that missed its expectation (issue 13): one directory, and
  * DIR.tar.zst beside it when the system tar writes zstd, holding
  *   scenario.scn  the effective config (runcfg_write_scenario): every key, defaults resolved,

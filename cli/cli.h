@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli - the migbed command's subcommands. Each takes (argc, argv) with argv[0] = the
  * subcommand's own name and returns the process exit status:
  *   0  success (for run: the run met its expectation)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_calibrate - `migbed calibrate`: fit named keys of a hardware profile (run/hw.h) to a table
  * of measured runs by a bounded Nelder-Mead search on the model (docs/model.md, 'Calibrating').
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_causes - `migbed causes`: the table of named failure causes, with the QEMU messages
  * that correspond to each (so a QEMU log can be mapped to a cause). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_explain - `migbed explain LOG...`: the migbed causes QEMU logs fit, best first, each with
  * the lines that matched, the side, the QEMU versions, the hint and a scenario reproducing it
  * (docs/explain.md). The matching is run/explain.[ch]; this file reads argv, finds the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_faults - `migbed faults`: the fault sites a rule can name (every fallible call the seam
  * asks the fault hook about), the actions each site takes, and the action `migbed torture`
  * uses there; then the actions. Generated from the vocabulary (vocab/vocab.h), so it is the

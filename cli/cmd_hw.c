@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_hw - `migbed hw list|show|keys`: the hardware profiles of the cost model (run/hw.h,
  * docs/model.md). list: the named profiles found (hw/NAME.hw beside the binary, installed, or
  * in $MIGBED_HW_PATH); show: one profile's every key as a file `--hw FILE` reads back; keys:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_profiles - `migbed profiles`: the peers a side can play (--impl, --src-impl,
  * --dst-impl): migbed's own and the QEMU versions, with the releases each stands for and the
  * behaviours it has. Generated from the table (transport/profile.h), so it is the list

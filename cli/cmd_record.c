@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_record - `migbed record`: a real process's page-dirtying as a trace (docs/record.md).
  *
  * Every interval: for the process and its descendants (or for one --region of the process),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_replay - `migbed replay BUNDLE [--json]`: rerun a reproducer bundle (cli/bundle.h) and
  * say whether it reproduced. The bundle's scenario runs in a child process (cwd the bundle,
  * bounded by its watchdog) with its event log and JSON into a scratch folder; then

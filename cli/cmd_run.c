@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_run - `migbed run`: the command line into a config, run_migrate (run/run.h: both
  * sides in this process, ending in a completed-and-verified migration or a named cause,
  * judged against the scenario's expectation), the result printed. */

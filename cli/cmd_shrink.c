@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_shrink - `migbed shrink BUNDLE [-o OUT] [--max-runs N] [--max-time S] [--json]`: delta
  * debugging of a reproducer bundle (cli/bundle.h). The candidate is the bundle's scenario as
  * `key = value` lines plus its trace in memory (a generated trace materialised); it is

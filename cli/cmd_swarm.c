@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_swarm - `migbed swarm`: many seeded random configurations with randomly activated
  * faults, each run judged by oracles (issue 15; the runs, plans and oracles are
  * run/swarm.h's). This file parses the command line, turns a plan into a run's config (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_sweep - `migbed sweep [SCENARIO] [--key VALUE ...] --chunk-sizes LIST ...`: one
  * `migbed run` per point of a cross product of run keys (chunk size, pin-all, guest,
  * downtime-limit, max-bandwidth, link rate), the seed question's table ("are 64 MiB chunks

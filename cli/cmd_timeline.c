@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_timeline - `migbed timeline EVENTS -o FILE.json`: an event log (run --events) as a
  * Chrome/Perfetto trace, to look at (run/timeline.h says which tracks). `run --timeline`
  * writes the same from the run it makes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_torture - `migbed torture [SCENARIO]`: fail every fallible call once (SQLite's OOM
  * loop, curl's torture mode; docs/faults.md "Torture"). The sweep itself (the baseline, the
  * budget, the forked reruns, the watchdog, the verdicts) is run/torture.h's; this file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_trace_gen - `migbed trace gen`: write a synthetic page-dirtying trace (sim/tracegen.h).
  *
  * Its keys are rows of the one option table (cli/runcfg.h), the generator keys of `migbed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_trace_tools - `migbed trace stat FILE [--json]` and `migbed trace check FILE`.
  *
  * stat streams the trace once through the reader API, keeping one page bitmap for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cmd_twoproc - `migbed dest --listen ADDR` and `migbed source --connect ADDR`: the two sides
  * of one migration in two processes, possibly on two hosts. Both read the same scenario or
  * options (the guest layout comes from the trace or the generator keys; the source replays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "cli/gnuplot.h"
 
 #include <errno.h>

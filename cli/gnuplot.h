@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gnuplot - the pictures (sweep --plot, timeline --plot): gnuplot (Debian gnuplot-nox) reads a
  * script on its standard input and writes PATH.tmp, renamed onto PATH when it exits 0. */
 #ifndef MIGBED_CLI_GNUPLOT_H

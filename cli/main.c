@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* migbed - entry point: dispatch to a subcommand. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* options_test - the one option table (cli/runcfg.c), table-driven: every shown default is
  * the real one; "--key value", a scenario line or a whole command line (run, source, dest,
  * trace gen, torture, sweep) gives the field or the exact error; no 0 means "unset"; each command's

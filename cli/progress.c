@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* progress - the status line of long work on a terminal (cli/progress.h). */
 #include "cli/progress.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report - JUnit XML and TAP version 13 for the commands that run many cases (cli/report.h). */
 #include "cli/report.h"
 

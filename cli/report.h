@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report - the CI formats of the commands that run many cases (`migbed run DIR...`, torture,
  * swarm): JUnit XML and TAP version 13, each with its one escaper.
  *

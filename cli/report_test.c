@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* report_test - the CI formats (cli/report.h): JUnit's counts follow the cases and its text is
  * escaped for XML (control characters too); TAP escapes '#' in a name, quotes YAML values,
  * leaves out an unmeasured time, and a sink streams TAP with a trailing plan. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_args - a run's command line into its config (see run_args.h). */
 #include "cli/run_args.h"
 

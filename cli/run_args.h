@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_args - the command line of `migbed run`, `source`, `dest` and `torture` into a run's
  * config: the scenario (positional) first, then the --key VALUE options over it. */
 #ifndef MIGBED_CLI_RUN_ARGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_report - reporting a run's outcome (see run_report.h). */
 #include "cli/run_report.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_report - reporting a run's outcome (judged by run/judge.h): the human summary, the
  * final verdict line, the JSON result file. */
 #ifndef MIGBED_CLI_RUN_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_suite - `migbed run DIR|SCENARIO... [--junit FILE] [--tap] [--json FILE]`: many
  * scenarios, each judged against its own expectation, one after the other in this process;
  * a line per scenario (or TAP), a summary, JUnit XML and JSON for CI systems. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_suite - `migbed run DIR|SCENARIO... [--junit FILE] [--tap] [--json FILE]`: many
  * scenarios in one command, for CI systems (cli/run_suite.c). */
 #ifndef MIGBED_CLI_RUN_SUITE_H

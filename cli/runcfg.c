@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runcfg - the one option table, and a run's options from scenario files and the command
  * line (see runcfg.h). */
 #include "cli/runcfg.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* runcfg - the one option table of migbed's commands (run, source, dest, trace gen,
  * torture). Each row is one key: name, type, bounds, default, unit, help, the commands that
  * take it and where its value goes. Every key of every command is parsed by one generic

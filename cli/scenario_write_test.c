@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scenario_write_test - runcfg_write_scenario (cli/runcfg.c) prints a config back as a
  * scenario that runcfg_load_scenario reads as an equal config: over the default config and
  * configs with faults, expectations, expect-fired lists, every generator pattern, peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* usage - the one way a subcommand reports bad usage (see cli.h); apart from main.c so that
  * the cli unit tests (cli/NAME_test.c), which link the CLI objects without main, have it too. */
 #include <stdarg.h>

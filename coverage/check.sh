@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # coverage/check.sh - `make coverage-check`: the coverage gate, run after `make coverage`.
 # Fails (exit 1) when
 #   - a named cause (vocab/cause.h) is produced by no recorded run and is not in the

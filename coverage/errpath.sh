@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # coverage/errpath.sh - the error-path map: for every named cause, the runs (scenarios, Bats
 # tests, torture runs) that produced it and on which backend (model, verbs, both); for every
 # error-handling site in the C sources (a statement ending a path in a cause), whether the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # coverage/folders.awk - per-folder totals of an lcov tracefile (part of coverage/run.sh and
 # coverage/check.sh).   awk -v root=REPO -f folders.awk TRACEFILE
 # Output, tab-separated, one line per top folder of the repo and one "total" line:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # coverage/render.awk - joins the cause list, the allow-list, the recorded runs and the
 # error-handling sites into the error-path map, and writes it (part of coverage/errpath.sh).
 #

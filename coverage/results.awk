@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # coverage/results.awk - which causes the recorded runs produced (part of coverage/errpath.sh).
 #
 # Input: one JSON result path per line: `migbed run/source/dest --json` results and `migbed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # coverage/run.sh - `make coverage`: build migbed with gcc coverage instrumentation in its own
 # folder, run the whole test suite on it (scripts/check.sh: cmocka units, the model Bats lane,
 # the verbs lane natively or in the soft-RoCE VM, whose .gcda files and run results come back

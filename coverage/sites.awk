@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # coverage/sites.awk - the error-handling sites of the C sources and whether the tests took
 # them (part of coverage/errpath.sh).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # coverage/summary.sh TRACEFILE [ROOT] - the per-folder coverage table of an lcov tracefile
 # (test code already removed): line, function and branch coverage of sim/, transport/, run/,
 # faults/, cli/ and the total, plus topologies/ (bash scripts: gcc cannot instrument them).

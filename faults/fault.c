@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault - fault plans: grammar, compatibility table, trigger arithmetic (see fault.h and
  * docs/faults.md). */
 #include "faults/fault.h"

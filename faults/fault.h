@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault - fault plans: which calls at the HCA seam fail, when, and how (docs/faults.md).
  *
  * A plan is a list of rules, one per spec string:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_hook - a fault plan behind the seam's fault hook (see fault_hook.h). */
 #include "faults/fault_hook.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_hook - transport/hca.h's fault hook, answered from a fault plan (faults/fault.h).
  *
  * The seam puts each fallible call to the hook (its sites, side, virtual time); the plan

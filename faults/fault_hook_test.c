@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_hook_test - a fault plan behind transport/hca.h's fault hook: the answer carries the
  * firing rule's action, argument, delay, site, call number and canonical text; the counts are
  * the plan's, per side; no plan, no hook. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault_test - fault plans: the grammar (valid and invalid rules, with the error column),
  * the canonical form, the site names against the wire and CM tables, and the trigger
  * arithmetic (#N, %N, >T, ~P, *K, sides, several sites per call, shadowing). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* common - fuzz/fuzz.h's helpers (linked into every harness, libFuzzer's or replay's). */
 #include "fuzz/fuzz.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz - what every harness in fuzz/ shares (docs/fuzzing.md).
  *
  * A harness is one file fuzz/fuzz_NAME.c defining LLVMFuzzerTestOneInput. It is built twice:

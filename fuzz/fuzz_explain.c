@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_explain - QEMU logs as `migbed explain` reads them (run/explain.h): any bytes as one or
  * two logs (text, libvirt, or query-migrate JSON when the first byte is '{'), ranked; every
  * cause, line and unplaced line is walked. And the cause table's pattern matcher on any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_fault - fault rules (faults/fault.h), as `--fault` and `fault =` read them.
  *
  * Text direction: a rule the parser accepts formats to text it accepts again, as the same

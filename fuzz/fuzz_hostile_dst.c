@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_hostile_dst - a hostile destination against migbed's real source (transport/proto.h) on
  * the model backend: the mirror of fuzz_hostile_src.c. The source is driven as the pre-copy
  * engine drives it (connect; the block list; the setup round with its RAM BLOCKS exchange; two

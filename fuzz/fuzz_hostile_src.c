@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_hostile_src - a hostile source against migbed's real destination (transport/proto.h) on
  * the model backend: the input is the source's script, one operation after another, spoken
  * on the control channel with the protocol's own framing (proto_internal.h), as

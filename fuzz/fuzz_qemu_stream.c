@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_qemu_stream - the reader of a real QEMU's migration stream (transport/qemu_stream.h), as
  * migbed's destination reads it from a QEMU source, and its translation to migbed's stream.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_scenario - scenario files (`migbed run --scenario`, a bundle's scenario.scn), read by
  * runcfg_load_scenario and checked by runcfg_finish (cli/runcfg.h).
  *

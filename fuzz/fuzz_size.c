@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_size - SIZE and TIME values (sim/size.h; the CLI's and scenarios' number keys).
  *
  * Text direction: whatever size_parse accepts, size_format writes back in a form it parses to

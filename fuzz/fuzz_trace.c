@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_trace - trace files (sim/trace.h, docs/trace-format.md), text and zstd, as `run
  * --trace`, `--dst-layout` and `trace check` read them.
  *

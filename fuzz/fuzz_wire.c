@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_wire - the RDMA wire decoders (transport/wire.h): capabilities, control header, RAM
  * BLOCKS RESULT entries, REGISTER (and UNREGISTER) requests and results, COMPRESS.
  *

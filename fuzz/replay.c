@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* replay - the main() of a harness built without libFuzzer (fuzz/fuzz.h): runs the harness once
  * on every file of the folders or files given, by default fuzz/corpus/NAME and
  * fuzz/regress/NAME (NAME compiled in as FUZZ_NAME), and prints one TAP line. A property that

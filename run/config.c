@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config - the defaults of a run (see config.h). */
 #include "run/config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* config - the options of one migration run as plain data, with no argv and no scenario
  * syntax in it: cli/runcfg.c parses and validates the scenario file and the options into
  * this struct; the run layer (run/run.h) only reads it. */

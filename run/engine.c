@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* engine - the pre-copy migration engine (see engine.h). */
 #include "run/engine.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* engine - the pre-copy migration engine: replays a trace on the source's guest memory in
  * virtual time while it migrates through proto_src (as QEMU does it:
  * docs/protocol.md, 'Migration sequence' and 'Convergence').

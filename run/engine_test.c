@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* engine_test - the switchover rule and threshold arithmetic of the pre-copy engine. */
 #include <stdarg.h>
 #include <stddef.h>

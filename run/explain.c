@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* explain - naming the migbed causes a QEMU log fits. See explain.h for the rules. */
 #include "run/explain.h"
 

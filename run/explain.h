@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* explain - naming the migbed causes a QEMU log fits (`migbed explain`, docs/explain.md).
  *
  * The patterns are the cause table's qemu column (vocab/cause.h), split on " | ": a plain row

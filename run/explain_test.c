@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* explain_test - the cause table's QEMU messages as patterns: printf fields, observed rows,
  * tags and commentary; prefixes and glued lines; sides given, inferred and by position;
  * JSON error-desc; ranking (specificity, consequences after primaries); unplaced lines. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw - hardware profiles (see hw.h). */
 #include "run/hw.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw - hardware profiles: the model's cost parameters (struct hca_cost) as a file of
  * `key = value` lines, like a scenario (docs/model.md has every key, unit, meaning and source).
  *

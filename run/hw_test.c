@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hw_test - hardware profiles: a file read over the model's defaults (keys left out keep them,
  * units converted), every defect named FILE:LINE with nothing changed, --hw-set pairs, finding
  * a name in $MIGBED_HW_PATH, and hw_write reading back to the same costs. */

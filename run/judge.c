@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* judge - a run's outcome against its expectation (see judge.h). */
 #include "run/judge.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* judge - the outcome of a run, decided from what each side saw, against the expectation.
  *   status      completed = both sides completed and the destination's memory verified
  *   cause/side  the side that failed first: a cause of its own beats a consequence of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* judge_test - the outcome judge, table-driven: which side failed first, consequences never
  * hiding the primary cause, one-side processes, expectations, expect-fired. */
 #include <stdarg.h>

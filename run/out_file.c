@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* out_file - an output file of a run on a stdio FILE, over sim/outfile (see out_file.h). */
 #include "run/out_file.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* out_file - an output file of a run (--json, --fault-counts) on a stdio FILE: opened before
  * the run, so a path that cannot be written is refused before anything happens; written whole
  * or not at all. The rules are sim/outfile.h's (one implementation): "-" or standard output's

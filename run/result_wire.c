@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* result_wire - the digest of a run handed back by another process (see result_wire.h). */
 #include "run/result_wire.h"
 

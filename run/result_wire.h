@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* result_wire - the digest of a run that another process hands back: a `migbed torture` child
  * (forked without exec, run/torture.c) writes one fixed-size record holding a run_digest to its
  * pipe (under PIPE_BUF: read whole or not at all), so the parent classifies typed values, never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run - one migration run: set-up, the sides, the memory oracle, the judge, tear-down (see run.h). */
 #include "run/run.h"
 

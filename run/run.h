@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run - one migration as a value: run_migrate(config) -> result. The run layer pairs the
  * source (the pre-copy engine, run/engine.h, on proto_src) with the destination (proto_dst)
  * on one transport world, or plays one of them in a process of its own; it compares the two

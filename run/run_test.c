@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run_test - the run API: a small model run completes and verifies; a registration fault
  * ends in its named cause on its side, listed as fired once; the same config twice gives
  * the same result and the same event log; a progress callback sees the run and changes nothing. */

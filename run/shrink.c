@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shrink - ddmin and scalar lowering against a counted predicate (see shrink.h). */
 #include "run/shrink.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shrink - the reduction core of `migbed shrink` (cli/cmd_shrink.c): delta debugging (Zeller's
  * ddmin) over a list, and the smallest value of a scalar, against an "interesting" predicate
  * the caller gives (for shrink: the run still fails with the same verdict, cause and side).

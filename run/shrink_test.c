@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* shrink_test - ddmin and scalar lowering on synthetic predicates: a 1-minimal subset, the
  * run bound, determinism, errors passed through. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swarm - seeded random configurations and faults, judged by oracles (see swarm.h). */
 #include "run/swarm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swarm - many seeded random configurations with randomly activated faults, each run checked
  * by oracles (`migbed swarm`, issue 15; FoundationDB's simulator, TigerBeetle's VOPR):
  * swarm_expand(seed) -> a plan (run keys and fault rules, printed as one `migbed run` command

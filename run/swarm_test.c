@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* swarm_test - the plans (a pure function of the seed; every rule parses; BUGGIFY: some runs
  * without faults, some with many), the fault table (real sites, actions allowed there, named
  * causes; the rows docs/faults.md's matrix pins), the config table, the oracles on synthetic

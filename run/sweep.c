@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep - one migration per point of a cross product of run keys (see sweep.h). */
 #include "run/sweep.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep - one migration per point of a cross product of run keys (`migbed sweep`):
  * sweep_run(config) -> a typed row per point, each a run_migrate result; no printing.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sweep_test - the lists (values, their refusals), the cross product's size and order (the
  * last axis fastest), the shards (round robin, together the whole, rows keep their point),
  * and sweep_run on a small model guest: one row per point with the point's config, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "run/timeline.h"
 
 #include <ctype.h>

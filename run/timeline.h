@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline - a run's event log as a picture: Chrome/Perfetto trace-event JSON
  * (https://ui.perfetto.dev or chrome://tracing open it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timeline_test - the event log -> trace JSON / gnuplot data conversion: spans from the
  * right events, spans never backwards, one writes-in-flight sample per time stamp, bad lines
  * named by FILE:LINE with nothing written. */

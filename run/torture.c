@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* torture - the sweep: a baseline, the budget, forked reruns, a watchdog (see torture.h). */
 #include "run/torture.h"
 

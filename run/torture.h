@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* torture - fail every fallible call of a migration once (SQLite's OOM loop, curl's torture
  * mode; docs/faults.md "Torture"): torture_sweep(config) -> a typed sweep result.
  *

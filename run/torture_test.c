@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* torture_test - the sweep API on a tiny guest (each sweep well under a second): the
  * baseline's typed counts make the groups, every rerun of a couple of sites ends in its
  * named cause, a crash and a hang are classified as such, a baseline that fails has nothing

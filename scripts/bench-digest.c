@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench-digest - the memory digest's cost, side by side with the hand-written hash it replaced
  * (make bench, scripts/bench.sh "digest"; issue 17). Prints one line per guest:
  *   NAME new-ms old-ms ratio

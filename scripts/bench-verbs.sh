@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/bench-verbs.sh OUTDIR - migbed's RDMA WRITE throughput in a migration on the rxe wire
 # (rxe1 -> rxe0 across the veth) against ib_write_bw (perftest) on the same devices and message
 # size, in the same VM boot (or natively when topologies/detect finds rxe devices).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/bench.sh - migbed's benchmarks (make bench). Speed and memory targets live here,
 # never as timed assertions in tests. Results: $BUILD/bench/results.txt and results.json.
 #

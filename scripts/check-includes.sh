@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/check-includes.sh [ROOT] - the folder graph of migbed's C code, derived from its
 # #include "FOLDER/..." lines, must have no cycle.
 #

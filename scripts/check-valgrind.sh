@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/check-valgrind.sh - `make check-valgrind`: migbed's commands under valgrind memcheck
 # (invalid reads/writes, uses of uninitialised values, definite leaks), on the
 # paths users take: completed runs (dynamic, pin-all, a QEMU profile, 64M chunks), failed runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/check.sh UNIT_TEST_BIN... - migbed's whole test suite, as `make check` runs it.
 #
 #   1. cmocka unit tests (TAP output), one binary per module

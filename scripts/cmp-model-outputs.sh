@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cmp-model-outputs.sh BASE_MIGBED NEW_MIGBED [SCENARIO...]
 #
 # Run every scenario (default: bats/scenarios/*.scn, the model ones; a scenario for the verbs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/deps.sh [--check] GROUP... - make sure the Debian packages migbed needs are installed.
 #
 # Groups:  build  compiler-side libraries and test tools (make, make check)

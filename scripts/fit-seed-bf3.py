@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """fit-seed-bf3.py [MIGBED]: fit hw/cx7-bf3.hw's two free keys to the seed table (docs/model.md).
 
 The free keys: wait-running-us (the cost of a blocking control wait with the guest running, which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/fresh-machine.sh [--keep] - the README's first command on a machine without the packages.
 #
 # Makes a Debian bookworm chroot (debootstrap --variant=minbase) with only build-essential, git

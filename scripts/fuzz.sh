@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/fuzz.sh BUILD NAME... - run each libFuzzer harness BUILD/fuzzer/NAME for FUZZ_SECONDS
 # (default 60) on one core, as `make fuzz` does (docs/fuzzing.md).
 #

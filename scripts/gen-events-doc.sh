@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/gen-events-doc.sh - every event-log event the code can write, with the keys of its
 # fields: "EVENT<TAB>key key ...<TAB>file ...", one line per event, sorted. Read from the calls
 # that write the log (evlog_emit, HLOG, SLOG): the event is the call's third argument (a string

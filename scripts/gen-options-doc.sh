@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/gen-options-doc.sh [MIGBED] [README] - write README's key table from the one option
 # table (`migbed options --markdown`, cli/runcfg.c) between the marker comments
 # <!-- options:begin --> and <!-- options:end -->. With --check as the first argument, write

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/gen-scenario-bats.sh DIR OUT [EXTRA_ARGS...] - turn every DIR/*.scn scenario into one
 # Bats test in OUT. Each test runs `migbed run SCENARIO EXTRA_ARGS` and passes when migbed
 # says the run met the scenario's own `expect = ...` line (exit 0, verdict=pass), and the

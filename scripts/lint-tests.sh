@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/lint-tests.sh [FILE...] - reject test code that cannot fail or that waits for a time.
 #
 # Default files: bats/**/*.bats, bats/*.bash, topologies/qemu/qemu-lib.bash.

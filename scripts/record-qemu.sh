@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/record-qemu.sh [--writer vcpu|qtest] [--thp off|keep] [OUT [SECONDS]] - record a QEMU guest's RAM as
 # seen from its QEMU process, then migrate that trace (docs/record.md, 'Recording a QEMU guest').
 #

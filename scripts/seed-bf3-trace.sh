@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # seed-bf3-trace.sh [MIGBED] [OUT]: write bats/scenarios/seed-bf3.trace.zst, the seed's workload
 # (issue 14; docs/model.md, 'The seed workload'): an 8 GiB guest, stress-ng --vm 4 --vm-bytes 1G
 # --vm-method rand-set (1 GiB in all: 4 workers of 256 MiB, from `migbed trace gen --pattern

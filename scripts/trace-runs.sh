@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/trace-runs.sh TRACE... - run lengths of plain-text traces (docs/record.md): for each
 # file, the number of ranges (runs of consecutive pages written in one epoch), pages per run
 # (mean, median, max) and the share of runs that are a single page. `migbed trace stat` has

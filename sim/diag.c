@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diag - one human-readable diagnostic for bad input (see diag.h). */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diag - one human-readable diagnostic for bad input: "FILE:LINE: problem".
  *
  * Readers of user files (traces, scenarios, fault specs) fill a diag and return -EINVAL;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* diag_test - diagnostics read "FILE:LINE: problem". */
 #include <stdarg.h>
 #include <stddef.h>

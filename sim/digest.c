@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* digest - XXH3-128 content digests (see digest.h). */
 #include "sim/digest.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* digest - the 128-bit content digest (XXH3-128 of libxxhash) that two-process and QEMU modes
  * compare memory and device state by: their only equality check, so it is a well-studied
  * 128-bit hash, not a hand-written 64-bit one (a collision would be a silent false pass).

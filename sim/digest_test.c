@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* digest_test - XXH3-128 digests: known values (from `xxhsum -H2`, xxhash 0.8.1), pieces equal
  * the whole, one differing byte anywhere changes the digest, the canonical form. */
 #include <stdarg.h>

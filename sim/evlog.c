@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evlog - the run's event log (see evlog.h).
  *
  * Lines go through a large stdio buffer to PATH.tmp; evlog_close flushes, fsyncs and renames

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evlog - the run's event log: one compact line per event.
  *
  *   <seconds>.<9-digit ns> <side> <event>[ key=value ...]

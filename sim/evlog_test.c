@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* evlog_test - exact line format, tmp+rename, abort, counting. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json - the JSON string escaper (see json.h). */
 #include "sim/json.h"
 

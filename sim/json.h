@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json - the one JSON string escaper of migbed's writers (run results, metrics, causes,
  * explain, record, timelines, suites): a string literal with '"' and '\' escaped and control
  * bytes as \u00XX; other bytes as they are (the text migbed writes is ASCII or the user's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json_in - the JSON reader on libjansson (see json_in.h). */
 #include "sim/json_in.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json_in - the one JSON reader of migbed's inputs (libjansson): result files, bundles,
  * tables. A document that is not JSON is refused with "FILE:LINE:COLUMN: what jansson says"
  * (the caller prints it and exits 2); duplicate keys are refused too. The values are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json_in_test - the one JSON reader: good documents, and bad ones named FILE:LINE:COLUMN. */
 #include <stdarg.h>
 #include <stddef.h>

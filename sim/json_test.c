@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json_test - the JSON writer: the escaper, and documents on jansson written compact, keys in
  * the order set, text that is not UTF-8 made writable. */
 #include <stdarg.h>

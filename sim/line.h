@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* line - one line of a text file a user wrote (scenarios, hardware profiles), bounded. */
 #ifndef MIGBED_SIM_LINE_H
 #define MIGBED_SIM_LINE_H

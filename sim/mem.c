@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mem - the guest memory model (contract in sim/mem.h).
  *
  * Stamps. mem_mix() turns (seed, block, page, old stamp) into a new stamp with the

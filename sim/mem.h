@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mem - the guest memory model: RAM blocks made of pages whose content is a deterministic
  * function of (seed, block, page, write history), so a destination copy can be verified
  * page by page.

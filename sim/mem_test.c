@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mem_test - the guest memory model: stamps, both representations, copy, compare. */
 #include <stdarg.h>
 #include <stddef.h>

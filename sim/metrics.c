@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics - query-migrate-like reporting (see metrics.h). */
 #include "sim/metrics.h"
 

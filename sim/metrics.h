@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* metrics - what a run reports, named as QEMU's query-migrate does plus migbed's own
  * counters (docs/protocol.md, 'Metrics'). Printed as an HMP-`info migrate`-like summary or
  * as JSON with a stable key order (deterministic on the model backend: no wall-clock value

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* outfile - the rules of every output file (see outfile.h). */
 #include "sim/outfile.h"
 

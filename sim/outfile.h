@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* outfile - where an output file goes, decided (and refused) before anything is written, and
  * written whole or not at all. The rules of every file migbed writes (trace gen -o, the event
  * log, and through run/out_file.h the run's --json and --fault-counts):

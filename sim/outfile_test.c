@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* outfile_test - the rules of sim/outfile.h: tmp+rename, symlinks followed, in place for a
  * FIFO or device, standard output, refusals that create nothing. */
 #include <stdarg.h>

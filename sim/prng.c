@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prng - xoshiro256** 1.0 seeded by splitmix64 (see prng.h).
  *
  * Written from the algorithm's published definition (Blackman & Vigna, "Scrambled linear

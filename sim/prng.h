@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prng - the run's seeded pseudo-random streams: xoshiro256** 1.0 (Blackman & Vigna),
  * state expanded from a 64-bit seed with splitmix64, as the authors recommend.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prng_test - reference vectors and statistical sanity of the seeded streams. */
 #include <stdarg.h>
 #include <stddef.h>

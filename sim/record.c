@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record - /proc text and pagemap entries into what a trace holds (see record.h). */
 #include <assert.h>
 #include <errno.h>

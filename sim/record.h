@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record - the pure half of `migbed record` (cli/cmd_record.c does the process side): the text
  * of /proc/PID/maps into the mappings worth recording, a region argument, block names, and
  * /proc/PID/pagemap entries into page ranges. No I/O, no clock: everything here is fed bytes

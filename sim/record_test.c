@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record_test - the maps parser, the region argument, block names and pagemap -> ranges. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* size - SIZE arguments (see size.h). */
 #include <ctype.h>
 #include <errno.h>

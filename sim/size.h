@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* size - SIZE arguments: a decimal byte count with an optional binary unit, as QEMU's
  * qemu_strtosz (util/cutils.c) reads them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* size_test - SIZE parsing and formatting. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace - page-dirtying traces, format v1 and v2 (see trace.h and docs/trace-format.md).
  *
  * Reading: one input layer (plain read() or libzstd streaming decompression) fills a text

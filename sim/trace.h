@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace - migbed page-dirtying traces, format v1 (docs/trace-format.md).
  *
  * A trace declares the page size, the guest's RAM blocks and the workload's duration, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* trace_test - trace v1 reader, writer and checker. */
 #include <stdarg.h>
 #include <stddef.h>

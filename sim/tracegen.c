@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tracegen - synthetic workload generators (see tracegen.h).
  *
  * Timing: epochs are at t = 0, epoch_ms, 2 * epoch_ms, ... < duration. The epoch at t_k

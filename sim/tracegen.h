@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tracegen - synthetic workload generators that write trace v1 files.
  *
  *   rand-set  like `stress-ng --vm N --vm-bytes B --vm-method rand-set`: N workers, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tracegen_test - generators: determinism, exact rand-set pages, random draws read back
  * through the trace reader, validation. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vclock - the run's virtual clock (see vclock.h). */
 #include <assert.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vclock - the run's virtual clock, in nanoseconds.
  *
  * The only notion of time inside sim/ and the protocol. It starts at 0 and only moves

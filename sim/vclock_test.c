@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vclock_test - the virtual clock only moves forward. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* addr - the verbs backend's addresses (see addr.h). */
 #include "transport/addr.h"
 

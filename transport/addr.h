@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* addr - the verbs backend's addresses, one parser for the command line (checked before a
  * run) and rdma_cm (transport/hca_verbs.c):
  *   IP:PORT           "198.18.0.1:29200"

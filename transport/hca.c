@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca - the seam's front end: its objects and the public API (see hca.h for the contract,
  * hca_backend.h for the split between front end and backend).
  *

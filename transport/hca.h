@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca - the one narrow seam between the migration protocol and RDMA hardware, shaped after
  * libibverbs + librdmacm, with two backends:
  *   model  an in-process simulated HCA with real verbs semantics (transport/hca_model.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_backend - what a backend (model, verbs) provides to the seam's front end (hca.c).
  *
  * Internal to transport/. The front end owns every object the protocol sees (world,

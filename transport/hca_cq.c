@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_cq - the timed completion queues (see hca_cq.h for the contract), and the public
  * reads of them: hca_poll, hca_wait. */
 #include "transport/hca_cq.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_cq - the front end's timed completion queues (internal to transport/; hca_internal.h).
  *
  * Owns, per endpoint: the sends FIFO (posted send WRs whose raw completion is not drained

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_err_test - the seam (transport/hca.c on the model backend, transport/hca_model.c) when
  * memory runs out: every allocation the front end and the model make is failed once, in
  * turn ("fail the N-th call", as SQLite's OOM test), and each run must end either completed or

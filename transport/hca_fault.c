@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_fault - the seam's side of the fault hook: asking it, carrying out its answers (see
  * hca_fault.h for the contract, docs/faults.md for the actions). */
 #include "transport/hca_fault.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_fault - the seam's side of the fault hook (hca.h): asking it at every fallible call
  * and carrying out its answers (internal to transport/; see docs/faults.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_fault_test - fault injection at the seam's front end (transport/hca.c), on the model
  * backend: what each action does to the calls, completions and CM events the protocol sees,
  * and how calls are counted per site. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_internal - the seam's front-end objects, shared by its parts (internal to transport/).
  *
  * The front end is split by job; each part's contract is at the top of its header:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_model - the seam's simulated HCA: an in-process device with verbs semantics as rdma_rxe
  * shows them (docs/verbs-facts.md), deterministic and *instant*: every
  * operation takes effect when it is posted; the front end (hca.c) decides when its

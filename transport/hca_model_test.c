@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the simulated HCA (transport/hca_model.c) through the seam: connection
  * management, the error statuses and flush rules of docs/verbs-facts.md, who sees what, and
  * data really moving (plain buffers and guest memories). */

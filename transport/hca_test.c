@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the seam's front end (transport/hca.c), run on the model backend: virtual
  * time and the cost model, visibility, waits and deadlines, progress functions, queue depth,
  * object accounting, names and the event log. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_verbs - the seam's real backend: rdma-core (libibverbs + librdmacm) on rxe, siw or a NIC.
  *
  * Shaped like QEMU's RDMA migration (docs/protocol.md, 'Verbs objects'): per endpoint one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device tests of the verbs backend, through the seam (hca.h), on a real RDMA device.
  *
  * Skipped as a whole unless MIGBED_RXE_ADDR names the listening IPv4 address of an rdma_cm-capable

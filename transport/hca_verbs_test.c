@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the verbs backend that need no RDMA device.
  *
  * The backend's source is included so its static helpers can be called directly. The

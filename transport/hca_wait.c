@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_wait - the one discrete-event wait loop (see hca_wait.h for the contract), and the
  * public waits built on it: hca_world_wait, hca_sleep (hca.h "Progress"). */
 #include "transport/hca_wait.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hca_wait - the front end's one discrete-event wait loop (internal to transport/).
  *
  * Owns the advance of virtual time: nothing else in the front end moves the world's clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile - the peer profiles' table (see profile.h and docs/profiles.md for each row's
  * evidence: the QEMU change that introduced or removed the behaviour). */
 #include "transport/profile.h"

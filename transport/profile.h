@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile - the peer a side plays: migbed's own strict, bounded peer, or a QEMU version's
  * observable behaviour (docs/profiles.md). A profile is a small table row: each field is one
  * behaviour that a QEMU release introduced or removed, named where it is used:

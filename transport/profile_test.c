@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile_test - the peer profiles' table: names in enum order (the option's choice list),
  * lookup both ways, each row's behaviours as docs/profiles.md states them, and the QEMU
  * log lines a profile's side takes from the cause table's observed rows. */

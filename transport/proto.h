@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto - QEMU's RDMA migration protocol (docs/protocol.md) over the hca seam.
  *
  * The source is blocking code driven by the pre-copy engine: it connects with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_common - control channel framing shared by source and destination. */
 #include "transport/proto_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_common_test - the control channel's framing shared by source and destination
  * (transport/proto_common.c): header checks of a received message and the causes they name,
  * a SEND of a type QEMU does not know, the mapping of completion and wait errors to causes,

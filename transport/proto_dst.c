@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_dst - the destination side of QEMU's RDMA migration protocol, reactive: every call
  * of proto_dst_progress does what can be done now without blocking (see proto.h). */
 #include "transport/proto_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_dst_test - the destination's reactive state machine against a scripted source: bad
  * arguments and allocation failures, connection setup (capabilities, CM events in every
  * phase), every registration message with bad contents (REGISTER, COMPRESS, UNREGISTER,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_internal - the control channel shared by the protocol's source and destination:
  * three registered 512 KiB buffers (slot 0 READY, 1 DATA, 2 CONTROL) and the framing of
  * control messages (docs/protocol.md, 'Control header' and 'Credit discipline'). Internal

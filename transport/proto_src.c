@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_src - the source side of QEMU's RDMA migration protocol (see proto.h). */
 #include "transport/proto_internal.h"
 #include "sim/prng.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_src_test - the source side's error paths: bad arguments, allocation failures (a
  * "fail the N-th calloc" sweep), API calls after a failure, capability and chunk-size
  * negotiation against a scripted destination, RAM BLOCKS and REGISTER RESULT replies that

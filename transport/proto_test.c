@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* proto_test - the protocol's write path (merging, chunk registration, COMPRESS, transit
  * serialisation) on the simulated HCA, and the chunk-size negotiation rule. */
 #include <stdarg.h>

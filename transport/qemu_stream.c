@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qemu_stream - reader of a real QEMU's migration stream (see qemu_stream.h). Every record
  * is parsed all-or-nothing: if its bytes are not all there yet, nothing is consumed and
  * the reader asks for more, so a record split across QEMU FILE messages is read once. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* qemu_stream - an incremental, defensive reader of the migration stream a real QEMU
  * (Debian's 7.2, machine `-M none`) sends, so migbed can be the destination of a real QEMU
  * source (docs/qemu-in-the-loop.md has the byte layout, observed with xxd).

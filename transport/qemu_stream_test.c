@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests of the QEMU stream reader on a stream captured from Debian's QEMU 7.2
  * (transport/testdata/none-2m-file.qemu-stream, made by topologies/qemu/capture-stream.sh:
  * `-M none -m 2M`, 8 KiB pattern at 0x1000, migrated to a file), on every truncation of it,

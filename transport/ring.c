@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ring - a bounded FIFO of fixed-size elements (see ring.h for the contract). */
 #include "transport/ring.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ring - a bounded FIFO of fixed-size elements, the one queue of transport/ (the front end's
  * per-endpoint queues in hca.c, the model's receive queues, parked WRs, raw CQs and CM events,
  * the verbs backend's CM event queues, connect-request queues and completion stashes).

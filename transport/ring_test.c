@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ring_test - the bounded FIFO: order across wrap-around, growth up to the bound, unget, a
  * fixed ring over the caller's array (structs by value), room. */
 #include <stdarg.h>

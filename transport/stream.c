@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stream - migbed stream v1 writer helpers and incremental parser (see stream.h). */
 #include "transport/stream.h"
 

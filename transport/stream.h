@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stream - the migration byte stream carried in QEMU FILE control messages.
  *
  * migbed stream v1 follows the shape of QEMU's (docs/protocol.md): a file header (magic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stream_test - the migration stream's writer helpers and incremental parser. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_alloc - for unit tests only: include it from exactly one *_test.c of a test binary.
  *
  * It interposes calloc and realloc (a definition in the executable wins over the C library's;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_real_alloc - for unit tests that interpose malloc, calloc, realloc or free: the
  * allocator underneath. glibc's own (__libc_*), or in an AddressSanitizer build (gcc's
  * libsanitizer, which defines the same functions as __interceptor_*) the sanitizer's, so that

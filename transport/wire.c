@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wire - QEMU's RDMA migration wire formats (see wire.h; docs/protocol.md, 'Capabilities',
  * 'Control header', 'Control messages', 'Work-request ids', 'Payload records' and
  * 'Chunk arithmetic').

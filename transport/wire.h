@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wire - QEMU's RDMA migration wire formats (docs/protocol.md, 'Capabilities' to
  * 'Chunk arithmetic'), encoded and decoded field by field, big-endian, with no struct
  * punning.

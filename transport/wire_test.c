@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wire_test - exact bytes, round trips, length checks and chunk arithmetic of transport/wire. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cause - the named failure table (see cause.h). */
 #include "vocab/cause.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cause - the one table of named ways a migration (or a migbed run) can fail.
  *
  * Every failure path in the protocol, the engine and the transports ends in exactly one row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cause_test - the named failure table: names, messages, hints, lookup and first-cause-wins. */
 #include <stdarg.h>
 #include <stddef.h>

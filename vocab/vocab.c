@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vocab - name tables and parsers generated from the X-macro lists (see vocab.h). */
 #include "vocab/vocab.h"
 

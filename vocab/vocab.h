@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vocab - the names more than one module uses, defined once.
  *
  * Each list is an X-macro table (in the spirit of libuv's UV_ERRNO_MAP): the enums, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vocab_test - the generated names, tokens, counts and parsers of vocab/vocab.h. */
 #include <stdarg.h>
 #include <stddef.h>

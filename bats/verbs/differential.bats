@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Differential: the same scenario and seed on the model and on real rxe must make the same
 # protocol decisions: identical outcome, cause, rounds, registrations, transferred bytes,
 # dirty syncs and virtual total time.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # QEMU in the loop, the stream reader's causes against a real QEMU 7.2 source (verbs lane, in
 # the rxe VM): a QEMU configuration whose stream migbed does not read ends in
 # QEMU_STREAM_UNSUPPORTED quoting the offset and the bytes, never a crash or a guess.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # QEMU in the loop (issue 7), verbs lane, in the rxe VM: real Debian QEMU 7.2 `-M none`
 # machines driven over QMP by topologies/qemu/qemu-lib.bash: QEMU -> QEMU over rxe (the
 # reference), QEMU source -> migbed dest and migbed source -> QEMU dest (--qemu-stream, see

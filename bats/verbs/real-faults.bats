@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Real faults on soft-RoCE: the kernel's rxe and rdma-core produce them, not migbed's own
 # code. Memlock (CAP_IPC_LOCK dropped + RLIMIT_MEMLOCK), netem loss that RC recovers from,
 # a netem blackhole it cannot recover from, and a destination killed mid-run (rxe tears its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # migbed record on a kernel with soft-dirty tracking (the soft-RoCE VM's Debian kernel): one
 # quick recording of a writer, checked as a user would (docs/record.md). Skipped on a kernel
 # without it (a native verbs host may lack CONFIG_MEM_SOFT_DIRTY).

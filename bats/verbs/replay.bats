@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # Determinism on real verbs (the contract: the same inputs and seed give the same sequence of
 # actions per side and the same outcome on verbs, not the same times; `migbed replay` is the
 # comparison: the CM events and completions rxe delivers when it does, and the teardown after

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The torture sweep on real rxe: every fallible call of a small migration is failed once
 # (bounded by --max-runs, spread evenly over the sites); each rerun must end completed and
 # verified or with a named cause - no hang, no corruption, no unnamed failure.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: MIT
 # The verbs lane: migbed on real soft-RoCE (rxe). Runs where topologies/detect finds rxe0
 # 198.18.0.1 and rxe1 198.18.0.2 (the soft-RoCE VM, or a host set up by topologies/setup).
 # make check runs it natively or inside one VM boot.

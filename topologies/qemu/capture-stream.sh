@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # capture-stream.sh OUT [SIZE] - capture the migration stream of a `-M none -m SIZE` QEMU
 # (default 2M) whose RAM holds migbed's test pattern (8 KiB at 0x1000: byte i = (7*i+3) mod
 # 256, the rest zero), migrated to a file ("exec:cat > OUT"). Over RDMA the stream has the

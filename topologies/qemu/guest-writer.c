@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guest-writer - the smallest guest that dirties its RAM from a vCPU: a multiboot kernel
  * (QEMU's -kernel loads it, no firmware setup beyond SeaBIOS, no OS) that sweeps guest-physical
  * [16 MiB, 48 MiB) for ever, writing one 32-bit word per 4 KiB page, the pass number, so every

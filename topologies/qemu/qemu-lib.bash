@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # qemu-lib.bash - start and drive real QEMUs for migbed's "QEMU in the loop" tests.
 # Source it (bash); it defines functions only. Each QEMU gets a name and a work dir:
 #   qemu_start NAME DIR [QEMU ARGS...]   start $QEMU (default qemu-system-x86_64) with

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: MIT
 # guest-init.sh - /init (PID 1) of the soft-RoCE guest that topologies/vm/rxe-vm boots.
 #
 # 1. mounts the host's / (virtio-9p, read-only) under a tmpfs overlay at /newroot: the guest
