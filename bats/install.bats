@@ -16,7 +16,8 @@ mk() { make --no-print-directory -C "$ROOT" BUILD="$B" "$@"; }
 
 setup_file() {
   local src
-  src=$(cd "$(dirname "$MIGBED")" && pwd) || return 1
+  # the build folder of the binary under test (make coverage runs a recording wrapper as MIGBED)
+  src=$(cd "$(dirname "${MIGBED_REAL:-$MIGBED}")" && pwd) || return 1
   export B=$BATS_FILE_TMPDIR/build D=$BATS_FILE_TMPDIR/root
   mkdir -p "$B"
   # the build's products and stamps, times kept (so make sees them up to date)

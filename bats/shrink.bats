@@ -199,3 +199,17 @@ make_bundle() {
   [ "$status" -eq 0 ]
   [[ "$output" == *": reproduced (model: "* ]]
 }
+
+@test "a trace's initial layout (version 2) is kept by shrink: the smaller bundle's source starts from the same pages" {
+  run "$MIGBED" run --guest 32M --duration-ms 500 --layout-nonzero-pct 50 \
+    --fault 'reg_mr@dst #4 -> errno(ENOMEM)' --bundle L --quiet
+  [ "$status" -eq 1 ]
+  run "$MIGBED" shrink L -o Ls
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run "$MIGBED" trace stat --json Ls/trace
+  [ "$status" -eq 0 ]
+  [ "$(echo "$output" | jq '.["layout-pages"]')" -eq 4096 ]
+  run "$MIGBED" replay Ls
+  [ "$status" -eq 0 ]
+}

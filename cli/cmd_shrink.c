@@ -52,6 +52,8 @@ struct trc {
 	uint64_t *t_ns;
 	size_t *first;                 /* n_ep + 1 entries */
 	struct trace_range *r;
+	struct trace_range *lay;       /* version 2: the initial layout, carried as it is */
+	size_t n_lay;
 };
 
 struct cand {
@@ -126,6 +128,7 @@ static void trc_free(struct trc *t)
 	free(t->t_ns);
 	free(t->first);
 	free(t->r);
+	free(t->lay);
 	memset(t, 0, sizeof *t);
 }
 
@@ -153,6 +156,15 @@ static int trc_copy(struct trc *dst, const struct trc *src)
 	memcpy(dst->t_ns, src->t_ns, src->n_ep * sizeof *src->t_ns);
 	memcpy(dst->first, src->first, (src->n_ep + 1) * sizeof *src->first);
 	memcpy(dst->r, src->r, src->n_r * sizeof *src->r);
+	if (src->n_lay) {
+		dst->lay = malloc(src->n_lay * sizeof *dst->lay);
+		if (!dst->lay) {
+			trc_free(dst);
+			return -ENOMEM;
+		}
+		memcpy(dst->lay, src->lay, src->n_lay * sizeof *dst->lay);
+		dst->n_lay = src->n_lay;
+	}
 	return 0;
 }
 
@@ -172,10 +184,16 @@ static int grow(void **p, size_t *cap, size_t n, size_t size)
 
 static int trc_read_body(trace_reader *rd, struct trc *t, struct diag *d)
 {
-	size_t cap_t = 0, cap_f = 0, cap_r = 0;
+	size_t cap_t = 0, cap_f = 0, cap_r = 0, cap_l = 0;
 	uint64_t tn;
 	int rc;
-	while ((rc = trace_next_epoch(rd, &tn)) == 1) {
+	struct trace_range lr;
+	while ((rc = trace_next_layout(rd, &lr)) == 1) {   /* before the epochs (none in version 1) */
+		if (grow((void **)&t->lay, &cap_l, t->n_lay, sizeof *t->lay))
+			return diag_set(d, "out of memory"), -ENOMEM;
+		t->lay[t->n_lay++] = lr;
+	}
+	while (rc == 0 && (rc = trace_next_epoch(rd, &tn)) == 1) {
 		if (grow((void **)&t->t_ns, &cap_t, t->n_ep + 1, sizeof *t->t_ns) ||
 		    grow((void **)&t->first, &cap_f, t->n_ep + 1, sizeof *t->first))
 			return diag_set(d, "out of memory"), -ENOMEM;
@@ -224,6 +242,8 @@ static int trc_write(const struct trc *t, const char *path, struct diag *d)
 	int rc = trace_writer_open(path, &t->h, &w, d);
 	if (rc)
 		return rc;
+	for (size_t i = 0; rc == 0 && i < t->n_lay; i++)
+		rc = trace_writer_layout(w, &t->lay[i]);
 	for (size_t e = 0; rc == 0 && e < t->n_ep; e++) {
 		rc = trace_writer_epoch(w, t->t_ns[e]);
 		for (size_t i = t->first[e]; rc == 0 && i < t->first[e + 1]; i++)
@@ -618,6 +638,8 @@ static int reduce_guest(struct sh *s, bool *changed)
 {
 	struct trc *t = &s->best.t;
 	s->axis = "guest";
+	if (t->n_lay)   /* the initial layout names pages of these blocks: they stay as they are */
+		return 0;
 	int rc = t->h.n_blocks > 1 ? reduce_set(s, t->h.n_blocks, op_blocks, changed) : 0;
 	for (size_t b = 0; rc == 0 && b < t->h.n_blocks; b++) {
 		uint64_t lo, hi;

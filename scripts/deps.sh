@@ -18,7 +18,7 @@ VM_PKGS="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2 rdma-core ib
 # xmllint to check JUnit XML (bats/run-suite.bats), valgrind for make check-valgrind, GNU parallel
 # for the sharded swarm recipe (bats/swarm.bats), stress-ng for the recording docs/record.md compares
 # the generator with (in the VM)
-TEST_PKGS="gnuplot-nox libxml2-utils valgrind parallel stress-ng"
+TEST_PKGS="gnuplot-nox libxml2-utils valgrind parallel stress-ng zstd"
 
 want="" check=false
 if [ "${1:-}" = --check ]; then check=true; shift; fi
