@@ -70,6 +70,9 @@ replay_on_rxe() {
 
 # One failing scenario of the fault matrix per fallible call site (issue 13: bundles of the fault
 # matrix reproduce their cause on rxe). The whole matrix replayed would double the lane's fault time.
+# Not the completion sites (wc.*): such a fault fires when its completion is polled, and rxe
+# delivers it before or after the side's next post_recv, so the actions before the failure
+# legitimately differ between two runs (seen in CI: fault-wc-write-general, 1 run in 3).
 @test "verbs: a bundle of reg_mr's failure (source chunk, ENOMEM) replays on rxe with the same cause" {
   replay_on_rxe fault-reg-mr-src-chunk-enomem
 }
@@ -108,12 +111,4 @@ replay_on_rxe() {
 
 @test "verbs: a bundle of post_send's failure on a WRITE (EIO) replays on rxe with the same cause" {
   replay_on_rxe fault-post-send-write-eio
-}
-
-@test "verbs: a bundle of a WRITE completion error replays on rxe with the same cause" {
-  replay_on_rxe fault-wc-write-general
-}
-
-@test "verbs: a bundle of a receive completion error at the source (LOC_LEN) replays on rxe with the same cause" {
-  replay_on_rxe fault-wc-recv-src-loc-len
 }
