@@ -982,13 +982,16 @@ const struct trace_header *trace_header(const trace_reader *r)
 	return r ? &r->h : NULL;
 }
 
-int trace_next_range(trace_reader *r, struct trace_range *out)
+/* The next range of the section *in_section marks (an epoch's, or the layout's): 1 and *out,
+ * 0 when the section ends (at the next epoch line or the end: r->pending_epoch, r->at_eof),
+ * <0 an error. */
+static int next_range_in(trace_reader *r, struct trace_range *out, bool *in_section)
 {
 	if (!r || !out)
 		return -EINVAL;
 	if (r->err)
 		return r->err;
-	for (unsigned long guard = 0; r->in_epoch; guard++) {
+	for (unsigned long guard = 0; *in_section; guard++) {
 		enum line_kind kind = LINE_NONE;
 		int rc;
 		assert(guard <= r->lineno + 1);   /* every turn consumes a line or a token */
@@ -1002,7 +1005,7 @@ int trace_next_range(trace_reader *r, struct trace_range *out)
 		if (rc < 0)
 			return rc;
 		if (rc == 0 || kind == LINE_EPOCH) {
-			r->in_epoch = false;
+			*in_section = false;
 			r->pending_epoch = rc == 1;
 			r->at_eof = rc == 0;
 		}
@@ -1010,33 +1013,14 @@ int trace_next_range(trace_reader *r, struct trace_range *out)
 	return 0;
 }
 
+int trace_next_range(trace_reader *r, struct trace_range *out)
+{
+	return next_range_in(r, out, r ? &r->in_epoch : NULL);
+}
+
 int trace_next_layout(trace_reader *r, struct trace_range *out)
 {
-	if (!r || !out)
-		return -EINVAL;
-	if (r->err)
-		return r->err;
-	for (unsigned long guard = 0; r->in_layout; guard++) {
-		enum line_kind kind = LINE_NONE;
-		int rc;
-		assert(guard <= r->lineno + 1);   /* every turn consumes a line or a token */
-		if (r->cur) {
-			rc = parse_next_range(r, out);
-			if (rc != 0)
-				return rc;
-			r->cur = NULL;
-		}
-		rc = next_content(r, &kind);
-		if (rc < 0)
-			return rc;
-		assert(rc == 0 || kind == LINE_LAYOUT || kind == LINE_EPOCH);
-		if (rc == 0 || kind == LINE_EPOCH) {
-			r->in_layout = false;
-			r->pending_epoch = rc == 1;
-			r->at_eof = rc == 0;
-		}
-	}
-	return 0;
+	return next_range_in(r, out, r ? &r->in_layout : NULL);
 }
 
 int trace_next_epoch(trace_reader *r, uint64_t *t_ns)
