@@ -326,7 +326,11 @@ static int write_bundle(struct swarm_cli *s, const struct runcfg *c, const struc
 static bool shrink_bundle(const struct swarm_cli *s, const char *dir)
 {
 	char out[1200], tar[1220], runs[24];
-	snprintf(out, sizeof out, "%s.shrunk", dir);
+	size_t dl = strlen(dir);
+	if (dl + sizeof ".shrunk" > sizeof out)
+		return false;   /* a path too long to shrink into */
+	memcpy(out, dir, dl);
+	memcpy(out + dl, ".shrunk", sizeof ".shrunk");
 	snprintf(tar, sizeof tar, "%s.tar.zst", out);
 	snprintf(runs, sizeof runs, "%llu", (unsigned long long)s->x.shrink_max_runs);
 	bundle_rmdir(out);
