@@ -158,45 +158,46 @@ setup() {
   [ "$output" = "$(printf 'true\t0\t4')" ]
 }
 
-# Seed 2554 is a known finding (docs/findings.md, S3, not fixed): a duplicated qemu_file meets
-# no RECV, and the destination's next SEND fails RETRY_EXC_ERR before the source's RNR error is
-# stamped. When it is fixed, pick another. (Seed 1320, S1, was the finding here until S1's fix.)
+# A finding on demand: no seed is a known finding since S3's fix (docs/findings.md: S1, S2 and S3
+# are fixed; seeds 1320 and 2554 were the findings here), so these two tests use the liveness
+# oracle's test hook (MIGBED_SWARM_TEST_UNHEALED_SEED, below): seed 3's healed rerun keeps its
+# fault rules and fails again, a liveness finding. When the swarm finds a real one, use it here.
 @test "a finding: exit 1, FINDING and replay lines, a bundle that migbed replay reproduces" {
-  run "$MIGBED" swarm --seeds 2554 --json f.json --bundles found
+  MIGBED_SWARM_TEST_UNHEALED_SEED=3 run "$MIGBED" swarm --seeds 3 --json f.json --bundles found --shrink-max-runs 0
   [ "$status" -eq 1 ]
-  [[ "$output" == *"^ FINDING unexplained: TRANSPORT_RETRY_EXCEEDED at dst with 1 fired fault rule:"* ]]
-  [[ "$output" == *"replay: migbed run --seed 2554 "* ]]
-  [[ "$output" == *"bundle: migbed replay found/seed-2554"* ]]
-  [ -f found/seed-2554/scenario.scn ]
-  [ -f found/seed-2554/events.log ]
+  [[ "$output" == *"^ FINDING liveness: healed (its fault rules removed), the plan ended TIMEOUT at src"* ]]
+  [[ "$output" == *"replay: migbed run --seed 3 "* ]]
+  [[ "$output" == *"bundle: migbed replay found/seed-3"* ]]
+  [ -f found/seed-3/scenario.scn ]
+  [ -f found/seed-3/events.log ]
   run jq -r '.runs[0] | [.verdict, .finding, .bundle] | @tsv' f.json
-  [ "$output" = "$(printf 'finding\tunexplained\tfound/seed-2554')" ]
-  run jq -r '.summary["finding-list"][0] | [.seed, .class, .cause, (.replay | startswith("migbed run --seed 2554 "))] | @tsv' f.json
-  [ "$output" = "$(printf '2554\tunexplained\tTRANSPORT_RETRY_EXCEEDED\ttrue')" ]
-  run "$MIGBED" replay found/seed-2554
+  [ "$output" = "$(printf 'finding\tliveness\tfound/seed-3')" ]
+  run jq -r '.summary["finding-list"][0] | [.seed, .class, .cause, (.replay | startswith("migbed run --seed 3 "))] | @tsv' f.json
+  [ "$output" = "$(printf '3\tliveness\tTIMEOUT\ttrue')" ]
+  run "$MIGBED" replay found/seed-3
   [ "$status" -eq 0 ]
   [[ "$output" == *"reproduced"* ]]
 }
 
 @test "a finding is shrunk (bounded): the summary lists it by class and cause with its replays" {
-  run "$MIGBED" swarm --seeds 2554 --json f.json --bundles found --shrink-max-runs 40
+  MIGBED_SWARM_TEST_UNHEALED_SEED=3 run "$MIGBED" swarm --seeds 3 --json f.json --bundles found --shrink-max-runs 40
   [ "$status" -eq 1 ]
-  [[ "$output" == *"    shrunk: migbed replay found/seed-2554.shrunk (its shrink.txt: before and after)"* ]]
-  [[ "$output" == *$'\n  unexplained TRANSPORT_RETRY_EXCEEDED: 1\n    seed 2554: migbed run --seed 2554 '*$'\n      shrunk: migbed replay found/seed-2554.shrunk'* ]]
-  [ -f found/seed-2554.shrunk/shrink.txt ]
+  [[ "$output" == *"    shrunk: migbed replay found/seed-3.shrunk (its shrink.txt: before and after)"* ]]
+  [[ "$output" == *$'\n  liveness TIMEOUT: 1\n    seed 3: migbed run --seed 3 '*$'\n      shrunk: migbed replay found/seed-3.shrunk'* ]]
+  [ -f found/seed-3.shrunk/shrink.txt ]
   run jq -r '.summary["finding-list"][0].shrunk' f.json
-  [ "$output" = "found/seed-2554.shrunk" ]
+  [ "$output" = "found/seed-3.shrunk" ]
   # smaller, and still the same failure: migbed replay reproduces it
-  run awk '$1 == "guest-bytes" { print ($3 < $2) }' found/seed-2554.shrunk/shrink.txt
+  run awk '$1 == "guest-bytes" { print ($3 < $2) }' found/seed-3.shrunk/shrink.txt
   [ "$output" = 1 ]
-  run "$MIGBED" replay found/seed-2554.shrunk
+  run "$MIGBED" replay found/seed-3.shrunk
   [ "$status" -eq 0 ]
   [[ "$output" == *"reproduced"* ]]
   # --shrink-max-runs 0: the bundle alone
-  run "$MIGBED" swarm --seeds 2554 --json g.json --bundles plain --shrink-max-runs 0
+  MIGBED_SWARM_TEST_UNHEALED_SEED=3 run "$MIGBED" swarm --seeds 3 --json g.json --bundles plain --shrink-max-runs 0
   [ "$status" -eq 1 ]
   [[ "$output" != *"shrunk"* ]]
-  [ ! -e plain/seed-2554.shrunk ]
+  [ ! -e plain/seed-3.shrunk ]
   run jq -r '.summary["finding-list"][0].shrunk' g.json
   [ "$output" = "null" ]
 }

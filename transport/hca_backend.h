@@ -12,8 +12,10 @@
  *    at the responder; a violation completes with REM_ACCESS_ERR at the requester, moves both
  *    QPs to the error state (the responder's RECVs flush), and writes no byte;
  *  - a SEND with no RECV posted at the peer fails with RNR_RETRY_EXC_ERR when the sender's
- *    rnr_retry is 0 (the *peer's* accept/connect rnr_retry_count, as rdma_cm sets it);
- *    rnr_retry 7 waits for a RECV forever;
+ *    rnr_retry is 0 (the *peer's* accept/connect rnr_retry_count, as rdma_cm sets it), and
+ *    the backend says so in the send report: as for the ODP WRITE below, its QP's later send
+ *    WRs flush, but the QP goes to ERR only at the NAK's time (the front end's), so a SEND
+ *    the peer posts before then still lands (finding S3); rnr_retry 7 waits for a RECV forever;
  *  - an RDMA WRITE into pages of an MR registered with HCA_ACCESS_ON_DEMAND that are not
  *    present yet: the responder faults them in (they are present from then on) and NAKs
  *    RNR meanwhile; with the requester's rnr_retry 0 (1..6 on the model) the WRITE completes

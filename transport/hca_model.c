@@ -15,7 +15,10 @@
  *  - private data is padded as rdma_cm does on RoCE: 56 bytes at CONNECT_REQUEST, 196 at
  *    the active side's ESTABLISHED, 0 at the passive side's;
  *  - rnr_retry 1..6 are treated as 0 (the RNR error comes at once: time is the front end's);
- *    7 parks the SEND (and every later send WR of that QP) until the peer posts a RECV;
+ *    7 parks the SEND (and every later send WR of that QP) until the peer posts a RECV. An
+ *    RNR failure (SEND or ODP WRITE) flushes the QP's later send WRs, but the QP goes to ERR
+ *    only when the front end says (at the NAK's time: struct hca_send_report), so that a
+ *    SEND the peer posts meanwhile still lands, as on rxe (the responder sees nothing);
  *  - a SEND or WRITE to a peer that is gone or whose QP is not RTS fails with RETRY_EXC_ERR
  *    unless retry_count is 7 (rxe: retry forever), where it stays parked;
  *  - On-Demand Paging (HCA_ACCESS_ON_DEMAND): an MR keeps a bitmap of its 4 KiB pages the
@@ -356,6 +359,18 @@ static uint64_t odp_fault_in(struct model_mr *m, uint64_t addr, uint64_t len)
 	return n;
 }
 
+/* An RNR NAK with the retries spent (a WRITE into ODP pages not present, a SEND with no
+ * RECV): the WR fails, nothing reaches the responder (which sees nothing and stays RTS), the
+ * later send WRs flush; the QP goes to ERR when the NAK arrives, which is the front end's
+ * time (rep->rnr_failed), so a SEND the peer posts before then still lands
+ * (docs/verbs-facts.md, 'SEND with no RECV posted (RNR)'). */
+static void fail_rnr(struct model_ep *me, const struct hca_send_wr *wr, struct hca_send_report *rep)
+{
+	complete_send(me, wr, HCA_WC_RNR_RETRY_EXC_ERR);
+	me->sq_failed = true;
+	rep->rnr_failed = true;
+}
+
 static enum exec_result exec_write(struct model_ep *me, struct model_ep *peer,
 				   const struct hca_send_wr *wr, struct hca_send_report *rep)
 {
@@ -372,9 +387,7 @@ static enum exec_result exec_write(struct model_ep *me, struct model_ep *peer,
 	if (m->present && wr->length > 0)
 		faulted = odp_fault_in(m, wr->remote_addr, wr->length);
 	if (faulted > 0 && me->rnr_retry < MODEL_RETRY_FOREVER) {
-		complete_send(me, wr, HCA_WC_RNR_RETRY_EXC_ERR);   /* RNR NAKed: nothing written */
-		me->sq_failed = true;
-		rep->rnr_failed = true;
+		fail_rnr(me, wr, rep);        /* RNR NAKed: nothing written */
 		return EXEC_DONE;
 	}
 	if (model_copy(me, wr->local_addr, peer, wr->remote_addr, wr->length) < 0) {
@@ -396,14 +409,14 @@ static void fail_both(struct model_ep *me, struct model_ep *peer, const struct h
 }
 
 static enum exec_result exec_send(struct model_ep *me, struct model_ep *peer,
-				  const struct hca_send_wr *wr)
+				  const struct hca_send_wr *wr, struct hca_send_report *rep)
 {
 	struct model_recv r;
 
 	if (!ring_get(&peer->rq, &r)) {
 		if (me->rnr_retry >= MODEL_RETRY_FOREVER)
 			return EXEC_PARK;
-		fail_requester(me, wr, HCA_WC_RNR_RETRY_EXC_ERR);   /* the responder sees nothing */
+		fail_rnr(me, wr, rep);
 		return EXEC_DONE;
 	}
 	if (wr->length > r.len) {
@@ -446,7 +459,7 @@ static enum exec_result exec_wr(struct model_ep *me, const struct hca_send_wr *w
 	}
 	if (wr->opcode == HCA_WR_RDMA_WRITE)
 		return exec_write(me, peer, wr, rep);
-	return exec_send(me, peer, wr);
+	return exec_send(me, peer, wr, rep);
 }
 
 /* Retry parked send WRs in order until one has to wait again. */
@@ -460,6 +473,10 @@ static void resume_parked(struct model_ep *me)
 			return;
 		if (exec_wr(me, &wr, &rep) == EXEC_PARK) {
 			ring_unget(&me->parked, &wr);
+			return;
+		}
+		if (rep.rnr_failed) { /* nobody times this NAK: the QP goes to ERR now */
+			qp_error(me);
 			return;
 		}
 	}

@@ -431,6 +431,33 @@ static void test_send_without_recv_rnr_zero(void **state)
 	conn_close(&c);
 }
 
+/* Finding S3: the RNR NAK, not the post, moves the requester's QP to ERR (docs/verbs-facts.md,
+ * 'SEND with no RECV posted (RNR)': the responder sees nothing and stays RTS). A SEND the
+ * peer posts before the NAK still lands in the requester's RECV; only one posted after it
+ * meets the dead QP. The model failed that peer's SEND RETRY_EXC_ERR at once, before the
+ * requester's own RNR error, and the run blamed the peer. */
+static void test_send_rnr_peer_send_before_nak_lands(void **state)
+{
+	struct conn c;
+	struct hca_wc wc;
+	(void)state;
+
+	conn_open(&c, 5, 0, 0);
+	post_src_recvs(&c, 20, 1);
+	post_send_msg(c.src, 1, saddr(&c, 0), 64, c.smr);             /* no RECV at dst: RNR */
+	post_send_msg(c.dst, 2, daddr(&c, CTL_OFF), 8, c.dctl);       /* before the NAK */
+	expect_wc(c.dst, HCA_CQ_SEND, 2, HCA_WC_SUCCESS);
+	expect_wc(c.src, HCA_CQ_RECV, 20, HCA_WC_SUCCESS);
+	assert_true(all_bytes(c.sbuf + 3 * MIB, 8, FILL_DST));
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_string_equal(hca_wc_status_name(wc.status), "RNR_RETRY_EXC_ERR");
+	/* from the NAK on, the requester's QP is in error: the peer's next SEND finds nobody */
+	post_send_msg(c.dst, 3, daddr(&c, CTL_OFF), 8, c.dctl);
+	expect_wc(c.dst, HCA_CQ_SEND, 3, HCA_WC_RETRY_EXC_ERR);
+	conn_close(&c);
+}
+
 static void test_send_without_recv_rnr_seven_waits(void **state)
 {
 	struct conn c;
@@ -1331,6 +1358,7 @@ int main(void)
 		cmocka_unit_test(test_send_lands_in_the_head_recv),
 		cmocka_unit_test(test_any_cq_reads_both_in_time_order),
 		cmocka_unit_test(test_send_without_recv_rnr_zero),
+		cmocka_unit_test(test_send_rnr_peer_send_before_nak_lands),
 		cmocka_unit_test(test_send_without_recv_rnr_seven_waits),
 		cmocka_unit_test(test_rnr_retry_is_the_other_sides_value),
 		cmocka_unit_test(test_send_longer_than_recv),
