@@ -206,3 +206,79 @@ err() { echo $(((($1 - $2) * 100) / $2)); }
     [ "$status" -eq 0 ]
   done
 }
+
+@test "rxe-tcg (measured on soft-RoCE in the VM) loads, sets a link under 1 Gb/s, and a model run with it completes" {
+  run "$MIGBED" hw list
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"rxe-tcg"* ]]
+  run "$MIGBED" hw show rxe-tcg --json
+  [ "$status" -eq 0 ]
+  run jq -r '.keys."link-mbps", .keys."setup-ms", .keys."dst-reg-ns-per-page"' <<<"$output"
+  [ "${lines[0]}" -gt 0 ]
+  [ "${lines[0]}" -lt 1000 ]
+  [ "${lines[1]}" -gt 0 ]
+  [ "${lines[2]}" -gt 1000 ]
+  # hw show writes a file that reads back to the same rate (link-gbps is left out: not exact)
+  run "$MIGBED" hw show rxe-tcg
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"link-gbps ="* ]]
+  printf '%s\n' "$output" >back.hw
+  run "$MIGBED" hw show ./back.hw --json
+  [ "$status" -eq 0 ]
+  run jq -r '.keys."link-mbps"' <<<"$output"
+  mbps=$output
+  run "$MIGBED" hw show rxe-tcg --json
+  run jq -r '.keys."link-mbps"' <<<"$output"
+  [ "$output" = "$mbps" ]
+  # a model run on it: 64 MiB at a few hundred Mb/s takes seconds of virtual time, not the
+  # default profile's fraction of a second
+  run "$MIGBED" run --guest 64M --duration-ms 200 --seed 3 --max-bandwidth unlimited --chunk-size 4M \
+    --layout-nonzero-pct 50 --pattern idle --hw rxe-tcg --json out.json --quiet
+  [ "$status" -eq 0 ]
+  [[ "${lines[-1]}" == *"status=completed cause=NONE"* ]]
+  run jq -r '.metrics."total-time"' out.json
+  [ "$output" -gt 1000 ]
+}
+
+@test "link-mbps sets the link rate under 1 Gb/s; link-gbps and link-mbps are the same rate" {
+  run "$MIGBED" hw show cx7-bf3 --hw-set link-mbps=350 --json
+  [ "$status" -eq 0 ]
+  run jq -r '.keys."link-mbps", .keys."link-gbps"' <<<"$output"
+  [ "${lines[0]}" -eq 350 ]
+  [ "${lines[1]}" -eq 0 ]
+  run "$MIGBED" hw show cx7-bf3 --json
+  run jq -r '.keys."link-mbps"' <<<"$output"
+  [ "$output" -eq 200000 ]
+  run "$MIGBED" run "${SMALL[@]}" --hw-set link-mbps=0
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"link-mbps: '0' is not a whole number of Mb/s from 1 to 10000000"* ]]
+  # 16 MiB over 100 Mb/s is at least 1.3 s of link time
+  run "$MIGBED" run "${SMALL[@]}" --layout-nonzero-pct 100 --pattern idle --hw-set link-mbps=100 --json slow.json --quiet
+  [ "$status" -eq 0 ]
+  run jq -r '.metrics."total-time"' slow.json
+  [ "$output" -gt 1300 ]
+}
+
+@test "rxe-tcg predicts the held-out chunk sizes of the real rxe runs within 20 % (docs/data/rxe-table.csv), every ordering held" {
+  table="$BATS_TEST_DIRNAME/../docs/data/rxe-table.csv"
+  trace="$BATS_TEST_DIRNAME/../docs/data/rxe-idle-256m.trace"
+  run "$MIGBED" sweep --trace "$trace" --max-bandwidth unlimited --hw rxe-tcg --chunk-sizes 1M,4M,16M,64M,256M --json rxe.json
+  echo "$output"
+  [ "$status" -eq 0 ]
+  i=0 prev=0 held=0
+  while IFS=, read -r chunk ms fit; do
+    t=$(jq -r ".rows[$i].\"total-time\"" rxe.json)
+    e=$(err "$t" "$ms")
+    echo "$chunk: measured $ms ms, model $t ms, error $e %, fit $fit"
+    if [ "$fit" = 0 ]; then
+      held=$((held + 1))
+      [ "$e" -ge -20 ]
+      [ "$e" -le 20 ]
+    fi
+    # the measured times rise with the chunk size; so must the model's
+    [ "$t" -gt "$prev" ]
+    prev=$t i=$((i + 1))
+  done < <(grep -E '^[0-9]+[MG],' "$table")
+  [ "$i" -eq 5 ]
+  [ "$held" -eq 3 ]
+}

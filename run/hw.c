@@ -27,6 +27,8 @@ struct hw_key {
 static const struct hw_key keys[] = {
 	{ "link-gbps", "Gb/s", F(link_bytes_per_s), 125000000u, 1, 10000,
 	  "link rate: a WRITE or SEND of B bytes occupies the link B / rate" },
+	{ "link-mbps", "Mb/s", F(link_bytes_per_s), 125000u, 1, 10000000,
+	  "the link rate in Mb/s, for links under 1 Gb/s (soft-RoCE); the same rate as link-gbps, the later wins" },
 	{ "latency-ns", "ns", F(msg_latency_ns), 1, 0, T_NS, "one-way latency of every message" },
 	{ "wr-overhead-ns", "ns", F(wr_overhead_ns), 1, 0, T_NS, "per work request, on the link" },
 	{ "reg-fixed-ns", "ns", F(reg_fixed_ns), 1, 0, T_NS, "per ibv_reg_mr, either side" },
@@ -300,6 +302,10 @@ void hw_write(FILE *f, const struct hw_profile *p)
 		fprintf(f, "description = %s\n", p->description);
 	if (p->reference[0])
 		fprintf(f, "reference = %s\n", p->reference);
-	for (size_t i = 0; i < N_KEYS; i++)
+	for (size_t i = 0; i < N_KEYS; i++) {
+		/* link-gbps only when it says the rate exactly (link-mbps, written after it, always does) */
+		if (!strcmp(keys[i].name, "link-gbps") && p->cost.link_bytes_per_s % keys[i].mul)
+			continue;
 		fprintf(f, "%s = %llu\n", keys[i].name, (unsigned long long)hw_key_get(&p->cost, i));
+	}
 }

@@ -159,6 +159,36 @@ static void test_write_reads_back(void **state)
 		assert_true(q.given[i]);
 }
 
+/* link-mbps: a rate under 1 Gb/s; written without link-gbps (not exact), read back the same */
+static void test_link_mbps(void **state)
+{
+	struct hw_profile p, q;
+	struct diag d = { 0 };
+	(void)state;
+	assert_int_equal(hw_load_file(put("m.hw", "link-mbps = 350\n"), &p, &d), 0);
+	assert_int_equal(p.cost.link_bytes_per_s, 350u * 125000u);
+	char path[128];
+	snprintf(path, sizeof path, "%s/mback.hw", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	hw_write(f, &p);
+	fclose(f);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	char line[256];
+	bool gbps = false, mbps = false;
+	while (fgets(line, sizeof line, f)) {
+		gbps |= !strncmp(line, "link-gbps", 9);
+		mbps |= !strcmp(line, "link-mbps = 350\n");
+	}
+	fclose(f);
+	assert_false(gbps);
+	assert_true(mbps);
+	assert_int_equal(hw_load_file(path, &q, &d), 0);
+	assert_memory_equal(&p.cost, &q.cost, sizeof p.cost);
+	assert_int_not_equal(hw_set(&p.cost, "link-mbps", "0", "x", &d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_set_pair),
 		cmocka_unit_test(test_find_by_name),
 		cmocka_unit_test(test_write_reads_back),
+		cmocka_unit_test(test_link_mbps),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

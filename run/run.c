@@ -649,6 +649,12 @@ static void conclude(struct run *r, struct run_result *res, struct diag *d)
 	r->m.chunk_bytes_dst = r->c->dst_chunk_bytes;
 	r->m.include_wall = r->c->backend == HCA_BACKEND_VERBS;
 	r->m.wall_total_ms = wall_ms() - r->wall_start_ms;
+	if (r->w) {   /* verbs: the WRITEs' wall-clock window (zero on the model) */
+		struct hca_write_window ww = hca_world_write_window(r->w);
+		r->m.wall_writes = ww.writes;
+		r->m.wall_write_bytes = ww.bytes;
+		r->m.wall_write_us = ww.last_wc_ns > ww.first_post_ns ? (ww.last_wc_ns - ww.first_post_ns) / 1000 : 0;
+	}
 	run_outcome_faults(&r->out, r->c, r->faults, r->role);
 	res->virtual_ns = vclock_now_ns(hca_world_clock(r->w));
 	cleanup(r);

@@ -26,8 +26,10 @@
 #   digest        the memory digest (XXH3-128, libxxhash) against the hand-written 64-bit hash it
 #                 replaced ($BUILD/bench-digest): an 8 GiB model guest and 256 MiB of real bytes,
 #                 best of 5; the ratio new/old (target <= 1.0; issue 17)
-#   verbs-wire    (in the soft-RoCE VM) migbed's RDMA WRITE throughput in a migration vs
-#                 ib_write_bw on the same devices and message size: the ratio (issue 4)
+#   verbs-wire    (in the soft-RoCE VM) migbed's data-phase RDMA WRITE throughput in a migration
+#                 (first WRITE posted to last completion, wall clock) vs ib_write_bw on the same
+#                 devices and message size, 5 alternating pairs: the median ratio and its spread
+#                 (issues 4, 14; target >= 0.9)
 # BENCH_ONLY=name runs one of them.
 set -u -o pipefail
 BUILD=${BUILD:-build}

@@ -109,6 +109,8 @@ void metrics_print_json(const struct metrics *m, const char *error_desc, FILE *f
 	json_side(&m->dst, f);
 	fprintf(f, "}");
 	if (m->include_wall)
-		fprintf(f, ",\"wall-clock\":{\"total-time\":%" PRIu64 "}", m->wall_total_ms);
+		fprintf(f, ",\"wall-clock\":{\"total-time\":%" PRIu64 ",\"data-phase\":{\"writes\":%" PRIu64
+			",\"bytes\":%" PRIu64 ",\"us\":%" PRIu64 "}}", m->wall_total_ms, m->wall_writes,
+			m->wall_write_bytes, m->wall_write_us);
 	fprintf(f, "}");
 }

@@ -48,6 +48,8 @@ struct metrics {
 	/* wall clock, reported beside virtual time (verbs); excluded from JSON unless asked */
 	bool include_wall;
 	uint64_t wall_total_ms;
+	/* the data phase: first RDMA WRITE posted to last WRITE completion taken (verbs) */
+	uint64_t wall_writes, wall_write_bytes, wall_write_us;
 };
 
 /* "ram.mbps" as QEMU computes it at completion. */

@@ -112,6 +112,7 @@ hca_ep *hca_world_ep_next(hca_world *w, hca_ep *prev)
 }
 
 vclock *hca_world_clock(hca_world *w) { return &w->clk; }
+struct hca_write_window hca_world_write_window(const hca_world *w) { return w->wall_writes; }
 evlog *hca_world_evlog(hca_world *w) { return w->ev; }
 enum hca_backend_kind hca_world_kind(const hca_world *w) { return w->kind; }
 const char *hca_world_backend_name(const hca_world *w) { return w->ops->name; }

@@ -182,6 +182,13 @@ void hca_world_free(hca_world *w);
 vclock *hca_world_clock(hca_world *w);
 evlog *hca_world_evlog(hca_world *w);
 enum hca_backend_kind hca_world_kind(const hca_world *w);
+/* Verbs only (zero on the model, whose log has the virtual times): the monotonic wall clock
+ * (ns) when the first RDMA WRITE was posted and when the last successful WRITE completion was
+ * taken, and the WRITEs' count and bytes: the data phase, for scripts/bench-verbs.sh. */
+struct hca_write_window {
+	uint64_t first_post_ns, last_wc_ns, writes, bytes;
+};
+struct hca_write_window hca_world_write_window(const hca_world *w);
 const char *hca_world_backend_name(const hca_world *w);
 int hca_world_add_progress(hca_world *w, hca_progress_fn fn, void *arg);
 /* The world's cost model (read only). */

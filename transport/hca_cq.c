@@ -5,6 +5,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <time.h>
 
 #include "transport/hca_fault.h"
 #include "transport/hca_wait.h"
@@ -273,6 +274,15 @@ static enum hca_cq_kind which_cq(const hca_ep *ep, enum hca_cq_kind cq)
 	return head_ns(ep, HCA_CQ_RECV) < head_ns(ep, HCA_CQ_SEND) ? HCA_CQ_RECV : HCA_CQ_SEND;
 }
 
+/* verbs: the monotonic clock, for the WRITEs' wall-clock window */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * VCLOCK_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
 /* Pop the head of (ep, cq) if it is visible now: 1 and *wc, else 0. */
 static int ep_pop_visible(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
 {
@@ -283,6 +293,8 @@ static int ep_pop_visible(hca_ep *ep, enum hca_cq_kind cq, struct hca_wc *wc)
 		return 0;
 	ring_pop(q, wc);
 	hca_cq_retire(ep, cq);
+	if (ep->w->kind == HCA_BACKEND_VERBS && wc->status == HCA_WC_SUCCESS && wc->opcode == HCA_WC_OP_RDMA_WRITE)
+		ep->w->wall_writes.last_wc_ns = wall_ns();
 	SLOG(ep->w, ep->side, "wc", "wr_id=0x%llx op=%s status=%s len=%u",
 	     (unsigned long long)wc->wr_id, wc_op_str(wc->opcode), hca_wc_status_name(wc->status),
 	     wc->byte_len);
@@ -381,6 +393,13 @@ uint64_t hca_cq_charge_link(hca_ep *ep, uint32_t len)
 void hca_cq_log_post_send(hca_ep *ep, const struct hca_send_wr *wr)
 {
 	char kbuf[16];
+	struct hca_write_window *ww = &ep->w->wall_writes;
+
+	if (wr->opcode == HCA_WR_RDMA_WRITE && ep->w->kind == HCA_BACKEND_VERBS) {
+		if (!ww->writes++)
+			ww->first_post_ns = wall_ns();
+		ww->bytes += wr->length;
+	}
 
 	if (wr->opcode == HCA_WR_RDMA_WRITE)
 		SLOG(ep->w, ep->side, "post_send", "op=write wr_id=0x%llx len=%u rkey=%s",

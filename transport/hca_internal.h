@@ -66,6 +66,8 @@ struct hca_world {
 	 * fake send entered, no CM event taken): a drain now would find nothing to pull, so
 	 * hca_cq_drain skips it (a due kill, which depends on time, is checked each time) */
 	bool backend_quiet;
+	/* verbs only: the wall-clock window of the RDMA WRITEs (hca_world_write_window) */
+	struct hca_write_window wall_writes;
 };
 
 struct hca_listener {
