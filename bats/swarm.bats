@@ -26,7 +26,8 @@ setup() {
 @test "swarm --help names its keys, merge and the exit status; migbed --help lists it" {
   run "$MIGBED" swarm --help
   [ "$status" -eq 0 ]
-  for o in --seeds --runs --time-budget --shard --json --watchdog-ms --bundles --check-determinism --shrink-max-runs; do
+  for o in --seeds --runs --time-budget --shard --json --watchdog-ms --bundles --check-determinism --shrink-max-runs \
+           --backend --wait-timeout-ms; do
     [[ "$output" == *"  $o"* ]]
   done
   [[ "$output" == *"migbed swarm merge FILE... --json OUT"* ]]
@@ -57,6 +58,23 @@ setup() {
   run "$MIGBED" swarm --seeds 1..2 --json no-such-dir/out.json
   [ "$status" -eq 2 ]
   [[ "$output" == *"no-such-dir/out.json"* ]]
+  [ "$(ls)" = "" ]
+}
+
+@test "--backend verbs (bats/verbs/swarm.bats runs it on rxe): bad usage is refused before any run, exit 2" {
+  run "$MIGBED" swarm --backend verbs --check-determinism --seeds 1..2 --json out.json
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--check-determinism compares event logs byte for byte, which holds on the model only"* ]]
+  [[ "$output" == *"migbed replay"* ]]
+  run "$MIGBED" swarm --backend rxe --seeds 1..2
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--backend"* ]]
+  run "$MIGBED" swarm --wait-timeout-ms 0 --backend verbs --seeds 1..2
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--wait-timeout-ms"* ]]
+  run "$MIGBED" swarm --wait-timeout-ms 4000 --seeds 1..2
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"--wait-timeout-ms is the verbs plans' (with --backend verbs)"* ]]
   [ "$(ls)" = "" ]
 }
 

@@ -330,6 +330,9 @@ static int put_in_place(struct bundle *b, struct diag *d)
 		}
 	}
 	int rc = renameat2(AT_FDCWD, b->tmp, AT_FDCWD, b->dir, RENAME_NOREPLACE) == 0 ? 0 : -errno;
+	if (rc == -EINVAL || rc == -ENOSYS)   /* a filesystem without RENAME_NOREPLACE (9p: the soft-RoCE
+					       * VM's shared folder): rename, after a check that DIR is not there */
+		rc = lstat(b->dir, &(struct stat){ 0 }) == 0 ? -EEXIST : rename(b->tmp, b->dir) == 0 ? 0 : -errno;
 	if (rc && moved && rename(old, b->dir) == 0)   /* the new one failed: the old one stays */
 		moved = false;
 	if (moved)

@@ -25,6 +25,7 @@
 #include "cli/report.h"
 #include "cli/run_report.h"
 #include "cli/runcfg.h"
+#include "cli/swarm_verbs.h"
 #include "run/out_file.h"
 #include "run/swarm.h"
 #include "run/torture.h"
@@ -75,12 +76,15 @@ struct swarm_cli {
 	FILE *lines;                     /* the per-run lines and the summary: stdout, or stderr when
 					  * --json is standard output */
 	size_t planned;                  /* runs of this shard */
+	bool verbs;                      /* --backend verbs (cli/swarm_verbs.h) */
+	uint64_t wait_timeout_ms;        /* --wait-timeout-ms: every verbs plan's */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: migbed swarm [--seeds A..B | --runs N] [--time-budget S] [--shard K/N] [--json FILE]\n"
 		   "                    [--watchdog-ms N] [--bundles DIR] [--check-determinism] [--shrink-max-runs N]\n"
+		   "                    [--backend model|verbs] [--wait-timeout-ms N]\n"
 		   "       migbed swarm merge FILE... --json OUT\n\n"
 		   "Run one migration per seed: each seed expands, deterministically, into a configuration\n"
 		   "(guest size, workload, each side's chunk size, pin-all, protocol, peer profiles,\n"
@@ -92,7 +96,10 @@ static void usage(FILE *f)
 		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms; the\n"
 		   "source's memory is what the guest wrote; a run failed by faults, healed (its rules\n"
 		   "removed), completes. A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
-		   "replay DIR), shrunk into DIR/seed-N.shrunk.\n\n"
+		   "replay DIR), shrunk into DIR/seed-N.shrunk.\n"
+		   "--backend verbs: on real RDMA (soft-RoCE), the configurations and fault rows that go\n"
+		   "through real verbs calls, plus a leak oracle (fds, QPs, MRs, PDs, CM ids left by a run);\n"
+		   "an unexplained TRANSPORT_RETRY_EXCEEDED (an rxe stall) runs its seed once more, loudly.\n\n"
 		   "options:\n");
 	opts_print_help(f, OPTS_SWARM);
 	fprintf(f, "\nmerge: the runs of result files of shards (--json of --shard K/N runs of the same seeds)\n"
@@ -512,6 +519,8 @@ static int swarm_go(struct swarm_cli *s)
 	const char *unhealed = getenv("MIGBED_SWARM_TEST_UNHEALED_SEED");
 	if (unhealed)
 		sc.test_unhealed_seed = strtoull(unhealed, NULL, 10);
+	if (s->verbs)
+		swarm_verbs_attach(&sc, s->wait_timeout_ms);
 	s->planned = shard_runs(&s->x);
 	progress_init(&s->progress, s->quiet);
 	signal(SIGALRM, on_alarm);
@@ -528,6 +537,9 @@ static int swarm_go(struct swarm_cli *s)
 	if (res.stopped)
 		fprintf(stderr, "swarm: --time-budget %llu s reached after %zu of %zu runs\n",
 			(unsigned long long)s->x.time_budget_s, res.runs, s->planned);
+	if (res.stalls)
+		fprintf(stderr, "swarm: %zu seed(s) ran once more after an rxe stall (# rxe stalled lines above)\n",
+			res.stalls);
 	fprintf(stderr, "swarm: %zu runs in %.1f s (%.1f runs/s)\n", res.runs, elapsed_s(s),
 		elapsed_s(s) > 0 ? (double)res.runs / elapsed_s(s) : 0.0);
 	if (s->json.f) {
@@ -559,6 +571,9 @@ static int parse_args(struct swarm_cli *s, int argc, char **argv)
 	opts_extra_defaults(&s->x);
 	rc = opts_parse_argv(OPTS_SWARM, c, &s->x, argc, argv, &d);
 	s->quiet = c->quiet;
+	s->verbs = c->backend == HCA_BACKEND_VERBS;
+	s->wait_timeout_ms = c->wait_timeout_ms;
+	bool wait_given = c->given[key_row("wait-timeout-ms")];
 	free(c);
 	if (rc == 1) {
 		usage(stdout);
@@ -572,6 +587,15 @@ static int parse_args(struct swarm_cli *s, int argc, char **argv)
 		return cli_usage_error("swarm: --tap and --json - would both write to standard output: give --json a file");
 	if (s->x.junit[0] && !strcmp(s->x.junit, s->x.json))
 		return cli_usage_error("swarm: --junit and --json name the same file '%s'", s->x.junit);
+	if (!s->verbs && wait_given)
+		return cli_usage_error("swarm: --wait-timeout-ms is the verbs plans' (with --backend verbs): on the model "
+				       "every wait is bounded in virtual time");
+	if (s->verbs && s->x.check_determinism)
+		return cli_usage_error("swarm: --check-determinism compares event logs byte for byte, which holds on the "
+				       "model only: on verbs determinism is the same actions per side and outcome, what "
+				       "`migbed replay` of a bundle checks (docs/swarm.md \"On verbs\")");
+	if (s->verbs && swarm_verbs_probe(&d))
+		return cli_usage_error("swarm: %s", d.msg);
 	if (s->x.runs) {
 		s->x.seed_lo = 1;
 		s->x.seed_hi = s->x.runs;

@@ -138,6 +138,29 @@ bool swarm_config_explains(unsigned cfg, int cause)
 	return false;
 }
 
+/* Does row's fault go through a real verbs or rdma_cm call (the sites make check's verbs lane
+ * replays from the fault matrix, scripts/check.sh)? The msg.* and post_* rows act in migbed's
+ * protocol layer before the backend is reached: the model covers them; alloc is migbed's own
+ * malloc. post_send.write errno(ENOMEM) stays: a full send queue, as the lane has it. */
+static bool row_on_verbs(const struct fault_row *r)
+{
+	if (r->kind != SITE_FIXED)
+		return r->kind == SITE_CM;
+	switch ((enum fault_site)r->id) {
+	case FAULT_SITE_REG_MR: case FAULT_SITE_DEREG_MR:
+	case FAULT_SITE_WC_WRITE: case FAULT_SITE_WC_SEND: case FAULT_SITE_WC_RECV:
+	case FAULT_SITE_EP_CREATE: case FAULT_SITE_EP_SETUP: case FAULT_SITE_MODIFY_QP:
+	case FAULT_SITE_CONNECT: case FAULT_SITE_ACCEPT:
+		return true;
+	case FAULT_SITE_POST_SEND_WRITE:
+		return !strcmp(r->action, "errno(ENOMEM)");
+	default:
+		return false;
+	}
+}
+
+bool swarm_fault_row_on_verbs(size_t row) { return row < N_ROWS && row_on_verbs(&fault_rows[row]); }
+
 /* ---- seed -> plan ------------------------------------------------------------------------ */
 
 #define PICK(p, arr) ((arr)[prng_below((p), sizeof(arr) / sizeof((arr)[0]))])
@@ -161,9 +184,15 @@ static bool chance(prng *r, unsigned percent)
 }
 
 /* The workload; its dirtying rate, bytes per second (an estimate, for SWARM_CFG_SLOW). */
-static uint64_t expand_workload(prng *r, struct swarm_plan *p)
+static uint64_t expand_workload(prng *r, const struct swarm_on *on, struct swarm_plan *p)
 {
 	static const uint64_t guest_mib[] = { 16, 32, 64, 128, 256, 256 };
+	/* verbs: a short run on rxe, where the workload is real writes to real memory (under TCG
+	 * 100k pages/s of virtual time cost minutes of wall time: a run past the watchdog) */
+	static const uint64_t verbs_guest_mib[] = { 16, 16, 32, 64 };
+	static const uint64_t verbs_rates[] = { 256, 2560 };
+	static const uint64_t verbs_sweep_mib[] = { 4, 8 };
+	static const uint64_t verbs_cold[] = { 64, 256 };
 	static const char *const patterns[] = { "rand-set", "rand-set", "random", "hotcold", "hotcold", "idle" };
 	static const uint64_t rates[] = { 2560, 25600, 102400 };        /* pages/s */
 	static const uint64_t sweep_mib[] = { 8, 32, 64, 128 };         /* per worker, MiB/s */
@@ -171,19 +200,19 @@ static uint64_t expand_workload(prng *r, struct swarm_plan *p)
 	static const uint64_t cold[] = { 64, 256, 2560 };
 	const char *pattern = PICK(r, patterns);
 	uint64_t pages_per_s = 0;
-	key(p, "guest", "%" PRIu64 "M", PICK(r, guest_mib));
+	key(p, "guest", "%" PRIu64 "M", on ? PICK(r, verbs_guest_mib) : PICK(r, guest_mib));
 	key(p, "pattern", "%s", pattern);
 	if (!strcmp(pattern, "rand-set")) {
-		uint64_t workers = 1 + prng_below(r, 4), mib = PICK(r, sweep_mib);
+		uint64_t workers = 1 + prng_below(r, on ? 2 : 4), mib = on ? PICK(r, verbs_sweep_mib) : PICK(r, sweep_mib);
 		key(p, "workers", "%" PRIu64, workers);
 		key(p, "sweep-rate", "%" PRIu64 "M", mib);
 		return workers * mib << 20;
 	} else if (!strcmp(pattern, "random")) {
-		key(p, "rate", "%" PRIu64, pages_per_s = PICK(r, rates));
+		key(p, "rate", "%" PRIu64, pages_per_s = on ? PICK(r, verbs_rates) : PICK(r, rates));
 	} else if (!strcmp(pattern, "hotcold")) {
 		key(p, "hot-fraction", "%s", PICK(r, hot));
-		key(p, "hot-rate", "%" PRIu64, pages_per_s = PICK(r, rates));
-		key(p, "cold-rate", "%" PRIu64, PICK(r, cold));
+		key(p, "hot-rate", "%" PRIu64, pages_per_s = on ? PICK(r, verbs_rates) : PICK(r, rates));
+		key(p, "cold-rate", "%" PRIu64, on ? PICK(r, verbs_cold) : PICK(r, cold));
 	}
 	return pages_per_s * 4096;
 }
@@ -204,7 +233,7 @@ static void size_key(struct swarm_plan *p, const char *k, uint64_t mib)
 
 /* The peers first (a QEMU before 11.1 registers 1M chunks: its side's chunk size is 1M), then
  * chunk sizes, pin-all, protocol, limits; the config bits they set. */
-static void expand_migration(prng *r, struct swarm_plan *p, uint64_t dirty_bytes_per_s)
+static void expand_migration(prng *r, const struct swarm_on *on, struct swarm_plan *p, uint64_t dirty_bytes_per_s)
 {
 	static const char *const impls[] = { "qemu-6.1", "qemu-7.2", "qemu-8.1", "qemu-8.2", "qemu-11.1" };
 	static const uint64_t bandwidth_mib[] = { 0, 128, 1024, 32 };   /* 0: unlimited */
@@ -250,11 +279,11 @@ static void expand_migration(prng *r, struct swarm_plan *p, uint64_t dirty_bytes
 	else
 		key(p, "max-bandwidth", "unlimited");
 	key(p, "downtime-limit-ms", "%s", dt);
-	key(p, "max-time-ms", "%u", SWARM_MAX_TIME_MS);
+	key(p, "max-time-ms", "%u", on ? SWARM_VERBS_MAX_TIME_MS : SWARM_MAX_TIME_MS);
 	/* dirtying at a quarter of the bandwidth or more, or a tight limit, may not converge */
-	if (bw == 32u << 20 || !strcmp(dt, "10") || dirty_bytes_per_s >= (bw ? bw : UINT64_C(12500000000)) / 4)
+	if (on || bw == 32u << 20 || !strcmp(dt, "10") || dirty_bytes_per_s >= (bw ? bw : UINT64_C(12500000000)) / 4)
 		p->cfg |= 1u << SWARM_CFG_SLOW;
-	if (chance(r, 15)) {
+	if (!on && chance(r, 15)) {   /* verbs: needs the destination in a process of its own */
 		key(p, "dst-memlock", "%s", PICK(r, memlocks));
 		p->cfg |= 1u << SWARM_CFG_MEMLOCK;
 	}
@@ -278,25 +307,36 @@ static void expand_rule(prng *r, struct swarm_plan *p, size_t row)
 
 /* BUGGIFY: an activation probability for the whole run (0 for some), then each row activated
  * with it, in table order, at most SWARM_FAULTS_MAX rules. */
-static void expand_faults(prng *r, struct swarm_plan *p)
+static void expand_faults(prng *r, const struct swarm_on *on, struct swarm_plan *p)
 {
 	static const unsigned activate_pct[] = { 0, 0, 0, 2, 5, 5, 10, 30 };
-	unsigned pct = PICK(r, activate_pct);
+	/* verbs: about half the rows, so a little more often each (still none in a quarter) */
+	static const unsigned verbs_pct[] = { 0, 0, 5, 10, 10, 20, 30, 50 };
+	unsigned pct = on ? PICK(r, verbs_pct) : PICK(r, activate_pct);
 	for (size_t row = 0; row < N_ROWS && p->n_faults < SWARM_FAULTS_MAX; row++)
-		if (pct && chance(r, pct))
+		if ((!on || row_on_verbs(&fault_rows[row])) && pct && chance(r, pct))
 			expand_rule(r, p, row);
 }
 
-void swarm_expand(uint64_t seed, struct swarm_plan *p)
+void swarm_expand_on(uint64_t seed, const struct swarm_on *on, struct swarm_plan *p)
 {
 	prng r;
 	memset(p, 0, sizeof *p);
 	p->seed = seed;
 	prng_seed_stream(&r, seed, SWARM_STREAM);
 	key(p, "seed", "%" PRIu64, seed);
-	uint64_t dirty = expand_workload(&r, p);
-	expand_migration(&r, p, dirty);
-	expand_faults(&r, p);
+	if (on) {
+		key(p, "backend", "verbs");
+		key(p, "wait-timeout-ms", "%" PRIu64, on->wait_timeout_ms);
+	}
+	uint64_t dirty = expand_workload(&r, on, p);
+	expand_migration(&r, on, p, dirty);
+	expand_faults(&r, on, p);
+}
+
+void swarm_expand(uint64_t seed, struct swarm_plan *p)
+{
+	swarm_expand_on(seed, NULL, p);
 }
 
 bool swarm_plan_text(const struct swarm_plan *p, char *buf, size_t n)
@@ -456,6 +496,23 @@ struct swarm_scratch {
 	char log[2][sizeof(((struct runcfg *)0)->events_path)];
 };
 
+/* The leak oracle around one run (when the command gave its hooks): a run that left an fd or
+ * an RDMA object behind, and has no other finding, is a LEAK. */
+static int migrate_checked(const struct swarm_config *sc, struct swarm_scratch *s, struct swarm_run *r,
+			   struct diag *d)
+{
+	char what[SWARM_DETAIL_MAX];
+	if (sc->leak_mark)
+		sc->leak_mark(sc->arg);
+	int rc = run_migrate(s->c, s->res, d);
+	out_file_abort(&s->res->json);
+	if (rc == 0 && sc->leak_check && sc->leak_check(sc->arg, what, sizeof what) && r->finding == SWARM_F_NONE) {
+		r->finding = SWARM_F_LEAK;
+		set_detail(r, "%s", what);
+	}
+	return rc;
+}
+
 /* Liveness: a run that failed because faults fired (no finding) is run again with its fault
  * rules removed, the same guest and configuration: it must complete and verify, or fail with
  * a cause the configuration explains. 0 or -ENOMEM; r->finding LIVENESS when it did not. */
@@ -470,10 +527,11 @@ static int healed(const struct swarm_config *sc, struct swarm_scratch *s, const 
 	s->c->check_source = false;   /* the first run checked the source */
 	s->c->events_path[0] = '\0';
 	memset(s->res, 0, sizeof *s->res);
-	int rc = run_migrate(s->c, s->res, &d);
-	out_file_abort(&s->res->json);
+	int rc = migrate_checked(sc, s, r, &d);
 	if (rc == -ENOMEM)
 		return rc;
+	if (r->finding == SWARM_F_LEAK)
+		return 0;
 	const struct run_outcome *o = &s->res->out;
 	int cause = o->cause < 0 ? -o->cause : o->cause;
 	if (rc == 0 && (o->completed || swarm_config_explains(p->cfg, cause)) && (!o->src_checked || o->src_intact))
@@ -502,8 +560,8 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 		if (passes == 2)
 			memcpy(s->c->events_path, s->log[pass], sizeof s->c->events_path);
 		memset(s->res, 0, sizeof *s->res);
-		int rc = run_migrate(s->c, s->res, &d);
-		out_file_abort(&s->res->json);
+		struct swarm_run leak = { .finding = SWARM_F_NONE };
+		int rc = migrate_checked(sc, s, &leak, &d);
 		if (rc == -ENOMEM)
 			return rc;
 		if (rc != 0 || s->res->output_error) {
@@ -513,6 +571,10 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 		}
 		if (pass == 0)
 			swarm_judge(p, s->res, r);
+		if (leak.finding == SWARM_F_LEAK && r->finding == SWARM_F_NONE) {
+			r->finding = SWARM_F_LEAK;
+			memcpy(r->detail, leak.detail, sizeof r->detail);
+		}
 	}
 	if (passes == 2 && r->finding == SWARM_F_NONE) {
 		int same = same_logs(s->log[0], s->log[1]);
@@ -525,6 +587,30 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 	return healed(sc, s, p, r);
 }
 
+/* May an rxe stall explain r's finding: TRANSPORT_RETRY_EXCEEDED that no fired rule explains
+ * (the run's own cause, or its healed rerun's)? Only with stalled() (verbs). */
+static bool stall_may_explain(const struct swarm_config *sc, const struct swarm_run *r)
+{
+	return sc->stalled && ((r->finding == SWARM_F_UNEXPLAINED && r->cause == CAUSE_TRANSPORT_RETRY_EXCEEDED) ||
+			       (r->finding == SWARM_F_LIVENESS && strstr(r->detail, "TRANSPORT_RETRY_EXCEEDED")));
+}
+
+/* One seed, and once more when an rxe stall may explain its finding. 0 or -ENOMEM. */
+static int seed_once_more(const struct swarm_config *sc, struct swarm_scratch *s, const struct swarm_plan *p,
+			  struct swarm_run *r, struct swarm_result *res)
+{
+	int rc = one_seed(sc, s, p, r);
+	if (rc != 0 || !stall_may_explain(sc, r))
+		return rc;
+	sc->stalled(sc->arg, r);
+	res->stalls++;
+	char config[SWARM_CONFIG_MAX];
+	memcpy(config, r->config, sizeof config);
+	memset(r, 0, sizeof *r);
+	memcpy(r->config, config, sizeof config);
+	return one_seed(sc, s, p, r);
+}
+
 static int run_seeds(const struct swarm_config *sc, struct swarm_scratch *s, struct swarm_result *res)
 {
 	struct swarm_plan *p = malloc(sizeof *p);
@@ -532,14 +618,14 @@ static int run_seeds(const struct swarm_config *sc, struct swarm_scratch *s, str
 	int rc = p && r ? 0 : -ENOMEM;
 	for (uint64_t seed = sc->seed_lo; rc == 0; seed++) {
 		if (swarm_in_shard(seed, sc->seed_lo, sc->shard_k, sc->shard_n)) {
-			swarm_expand(seed, p);
+			swarm_expand_on(seed, sc->on, p);
 			memset(r, 0, sizeof *r);
 			swarm_plan_text(p, r->config, sizeof r->config);
 			if (sc->before && sc->before(sc->arg, res->runs, p, r->config)) {
 				res->stopped = true;
 				break;
 			}
-			if ((rc = one_seed(sc, s, p, r)) != 0)
+			if ((rc = seed_once_more(sc, s, p, r, res)) != 0)
 				break;
 			r->seed = seed;
 			res->runs++;

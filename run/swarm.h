@@ -60,6 +60,7 @@
 	X(DATA_LOSS,        "data_loss")        /* the source's memory is not what the guest wrote */ \
 	X(LIVENESS,         "liveness")         /* failed by faults; healed, the plan did not complete and verify */ \
 	X(NONDETERMINISTIC, "nondeterministic") /* the same seed twice: event logs differ */ \
+	X(LEAK,             "leak")             /* verbs: the run left an fd or a QP/MR/PD/cm_id behind */ \
 	X(ERROR,            "error")            /* the plan was refused as a config: a swarm bug */
 
 enum swarm_finding {
@@ -115,6 +116,24 @@ bool swarm_fault_explains(size_t row, int cause);
 bool swarm_config_explains(unsigned cfg, int cause);
 
 void swarm_expand(uint64_t seed, struct swarm_plan *p);
+
+/* The verbs backend's plans (`migbed swarm --backend verbs`, docs/swarm.md "On verbs"): the
+ * same generator, restricted to what runs on real soft-RoCE within a short run: guests of 16M
+ * to 64M, light workloads (at most 2 x 8 MiB/s or 2560 pages/s: the writes are real), no
+ * dst-memlock (on verbs that needs the destination in a process of its own), max-time-ms
+ * SWARM_VERBS_MAX_TIME_MS, every plan SWARM_CFG_SLOW (rxe's rate is the machine's:
+ * whether a workload converges depends on the load), and only the fault rows whose fault goes
+ * through a real verbs or rdma_cm call (swarm_fault_row_on_verbs: registrations, completions,
+ * QP transitions, connection setup, CM events; not the msg.* and post_* rows, protocol-level
+ * and model-only as in make check's verbs lane). The plan's first keys are `backend verbs`
+ * and `wait-timeout-ms` (so its line is the replay). */
+#define SWARM_VERBS_MAX_TIME_MS 5000u
+struct swarm_on {
+	uint64_t wait_timeout_ms;       /* every verbs plan's wait-timeout-ms */
+};
+bool swarm_fault_row_on_verbs(size_t row);
+/* on: NULL the model's plan (swarm_expand), else the verbs backend's. */
+void swarm_expand_on(uint64_t seed, const struct swarm_on *on, struct swarm_plan *p);
 /* The plan as `migbed run` options ("--seed 7 --guest 64M ... --fault 'RULE'"): the replay.
  * The text is cut (and false returned) only when it would not fit n. */
 bool swarm_plan_text(const struct swarm_plan *p, char *buf, size_t n);
@@ -153,11 +172,22 @@ struct swarm_config {
 	void (*done)(void *arg, const struct swarm_plan *p, const struct runcfg *c, const struct swarm_run *r);
 	void *arg;
 	uint64_t test_unhealed_seed;    /* a test hook: this seed's healed rerun keeps its faults (0: none) */
+	/* --backend verbs (cli/swarm_verbs.c; NULL, NULL, NULL, NULL on the model): */
+	const struct swarm_on *on;      /* the verbs backend's plans (swarm_expand_on) */
+	/* around every run: mark() before it, check() after it; check() nonzero: the run left
+	 * something behind (what, into detail): a LEAK finding */
+	void (*leak_mark)(void *arg);
+	int (*leak_check)(void *arg, char *detail, size_t n);
+	/* a seed whose finding an rxe stall may explain (TRANSPORT_RETRY_EXCEEDED that no fired
+	 * rule explains, on a healthy wire) runs once more, its second result counting;
+	 * stalled() says so first, loudly */
+	void (*stalled)(void *arg, const struct swarm_run *r);
 };
 
 struct swarm_result {
 	size_t runs, completed, failed;
 	size_t n[SWARM_FINDINGS];       /* runs per class (n[NONE]: no finding) */
+	size_t stalls;                  /* seeds run once more after an rxe stall (stalled()) */
 	bool stopped;                   /* before() stopped it */
 };
 

@@ -67,6 +67,47 @@ static void test_plans_parse_and_spread(void **state)
 	assert_true(mismatch > PLANS / 50);
 }
 
+/* --backend verbs: the same generator, restricted (swarm.h): its keys first, small guests, no
+ * dst-memlock, every plan SLOW, only the rows whose fault goes through a real verbs call, and
+ * each of those rows drawn by some plan; the model's plans are not moved by it. */
+static void test_verbs_plans(void **state)
+{
+	static struct swarm_plan p, m;
+	static char text[SWARM_CONFIG_MAX], head[64], mt[SWARM_CONFIG_MAX];
+	static bool used[64];
+	const struct swarm_on on = { .wait_timeout_ms = 4000 };
+	size_t none = 0, some = 0;
+	(void)state;
+	assert_true(swarm_fault_rows() <= 64);
+	for (uint64_t seed = 1; seed <= PLANS; seed++) {
+		swarm_expand_on(seed, &on, &p);
+		assert_true(swarm_plan_text(&p, text, sizeof text));
+		snprintf(head, sizeof head, "--seed %llu --backend verbs --wait-timeout-ms 4000 --guest ",
+			 (unsigned long long)seed);
+		assert_int_equal(strncmp(text, head, strlen(head)), 0);
+		const char *g = text + strlen(head);
+		assert_true(!strncmp(g, "16M ", 4) || !strncmp(g, "32M ", 4) || !strncmp(g, "64M ", 4));
+		assert_null(strstr(text, "--dst-memlock"));
+		assert_non_null(strstr(text, " --max-time-ms 5000"));
+		assert_null(strstr(text, "-rate 25600"));   /* nor 102400: light workloads */
+		assert_null(strstr(text, "--workers 3"));
+		assert_true(p.cfg & (1u << SWARM_CFG_SLOW));
+		for (size_t i = 0; i < p.n_faults; i++) {
+			assert_true(swarm_fault_row_on_verbs(p.fault_row[i]));
+			used[p.fault_row[i]] = true;
+		}
+		none += p.n_faults == 0;
+		some += p.n_faults >= 3;
+		swarm_expand(seed, &m);   /* the model's plan: its own, without the verbs keys */
+		assert_true(swarm_plan_text(&m, mt, sizeof mt));
+		assert_null(strstr(mt, "--backend"));
+	}
+	assert_true(none > PLANS / 5 && none < PLANS / 2);
+	assert_true(some > PLANS / 10);
+	for (size_t row = 0; row < swarm_fault_rows(); row++)
+		assert_true(used[row] == swarm_fault_row_on_verbs(row));
+}
+
 static size_t row_of(const char *site, const char *action)
 {
 	for (size_t i = 0; i < swarm_fault_rows(); i++)
@@ -99,6 +140,24 @@ static void test_fault_table_rows(void **state)
 }
 
 /* Rows docs/faults.md's matrix and bats/scenarios/fault-*.scn pin. */
+/* The rows on verbs: those make check's verbs lane replays from the fault matrix. */
+static void test_fault_rows_on_verbs(void **state)
+{
+	(void)state;
+	assert_true(swarm_fault_row_on_verbs(row_of("reg_mr", "errno(ENOMEM)")));
+	assert_true(swarm_fault_row_on_verbs(row_of("wc.write", "status(RETRY_EXC_ERR)")));
+	assert_true(swarm_fault_row_on_verbs(row_of("wc.recv", "status(LOC_LEN_ERR)")));
+	assert_true(swarm_fault_row_on_verbs(row_of("modify_qp", "errno(EINVAL)")));
+	assert_true(swarm_fault_row_on_verbs(row_of("connect", "errno(ECONNREFUSED)")));
+	assert_true(swarm_fault_row_on_verbs(row_of("cm.disconnected", "drop")));
+	assert_true(swarm_fault_row_on_verbs(row_of("post_send.write", "errno(ENOMEM)")));
+	assert_false(swarm_fault_row_on_verbs(row_of("post_send.write", "drop")));
+	assert_false(swarm_fault_row_on_verbs(row_of("post_recv", "errno(EIO)")));
+	assert_false(swarm_fault_row_on_verbs(row_of("msg.ready", "drop")));
+	assert_false(swarm_fault_row_on_verbs(row_of("alloc", "errno(ENOMEM)")));
+	assert_false(swarm_fault_row_on_verbs(swarm_fault_rows()));
+}
+
 static void test_fault_table_matches_the_matrix(void **state)
 {
 	(void)state;
@@ -241,6 +300,8 @@ static void test_seeds_and_shards(void **state)
 
 struct calls {
 	size_t configs, befores, dones, stop_at, refuse_seed;
+	size_t marks, checks, leak_at, stalls;   /* the verbs hooks: leak_at: check k leaks */
+	bool retry_exc;                          /* every run fails its first WRITE RETRY_EXC_ERR */
 	uint64_t seeds[64];
 	struct swarm_run last;
 };
@@ -256,7 +317,28 @@ static int small_config(void *arg, const struct swarm_plan *p, struct runcfg *c,
 	c->gen.worker_bytes = 4u << 20;
 	c->seed = p->seed;
 	c->gen.seed = p->seed;
+	if (k->retry_exc)   /* a rule of no plan row: nothing explains the cause */
+		snprintf(c->faults[c->n_faults++], sizeof c->faults[0], "wc.write@src #1 -> status(RETRY_EXC_ERR)");
 	return 0;
+}
+
+static void leak_mark(void *arg)
+{
+	((struct calls *)arg)->marks++;
+}
+
+static int leak_check(void *arg, char *detail, size_t n)
+{
+	struct calls *k = arg;
+	snprintf(detail, n, "left something (check %zu)", ++k->checks);
+	return k->checks == k->leak_at;
+}
+
+static void stalled(void *arg, const struct swarm_run *r)
+{
+	struct calls *k = arg;
+	assert_int_equal(r->cause, CAUSE_TRANSPORT_RETRY_EXCEEDED);
+	k->stalls++;
 }
 
 static int before(void *arg, size_t k, const struct swarm_plan *p, const char *text)
@@ -311,6 +393,46 @@ static void test_run_shard_stop_and_determinism(void **state)
 	assert_int_equal(swarm_run(&sc, &res, &d), -EINVAL);
 }
 
+/* The verbs hooks on the model: a run whose leak check fails is a LEAK finding; an
+ * unexplained TRANSPORT_RETRY_EXCEEDED runs its seed once more (stalled() first), once. */
+static void test_leak_oracle_and_stall_retry(void **state)
+{
+	static struct calls k;
+	struct swarm_result res;
+	struct diag d = { 0 };
+	char dir[] = "/tmp/swarm_test-XXXXXX";
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	struct swarm_config sc = { .seed_lo = 5, .seed_hi = 7, .shard_k = 1, .shard_n = 1, .scratch = dir,
+				   .config = small_config, .done = done, .arg = &k, .leak_mark = leak_mark,
+				   .leak_check = leak_check, .stalled = stalled };
+	k.leak_at = 2;
+	assert_int_equal(swarm_run(&sc, &res, &d), 0);
+	assert_int_equal(res.runs, 3);
+	assert_int_equal(k.marks, 3);
+	assert_int_equal(k.checks, 3);
+	assert_int_equal(res.n[SWARM_F_LEAK], 1);
+	assert_int_equal(k.seeds[1], 6);
+	assert_int_equal(res.stalls, 0);
+	memset(&k, 0, sizeof k);
+	k.retry_exc = true;
+	sc.seed_hi = 5;
+	assert_int_equal(swarm_run(&sc, &res, &d), 0);
+	assert_int_equal(res.runs, 1);
+	assert_int_equal(res.stalls, 1);
+	assert_int_equal(k.stalls, 1);
+	assert_int_equal(k.configs, 2);                   /* the seed twice, no more */
+	assert_int_equal(k.last.finding, SWARM_F_UNEXPLAINED);
+	assert_int_equal(k.last.cause, CAUSE_TRANSPORT_RETRY_EXCEEDED);
+	memset(&k, 0, sizeof k);
+	k.retry_exc = true;
+	sc.stalled = NULL;                                /* the model: no retry */
+	assert_int_equal(swarm_run(&sc, &res, &d), 0);
+	assert_int_equal(res.stalls, 0);
+	assert_int_equal(k.configs, 1);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +444,9 @@ int main(void)
 		cmocka_unit_test(test_oracles),
 		cmocka_unit_test(test_seeds_and_shards),
 		cmocka_unit_test(test_run_shard_stop_and_determinism),
+		cmocka_unit_test(test_verbs_plans),
+		cmocka_unit_test(test_fault_rows_on_verbs),
+		cmocka_unit_test(test_leak_oracle_and_stall_retry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
