@@ -213,6 +213,18 @@ cell() { jq -r --argjson c "$(($1 * 1048576))" ".rows[] | select(.[\"chunk-size\
   run "$MIGBED" calibrate --table one.csv --fit wait-running-us,setup-ms --guest 16M
   [ "$status" -eq 2 ]
   [[ "$output" == *"2 keys for 1 fitted data points: more parameters than data points"* ]]
+  # a downtime column: each downtime is a data point (2 keys on 1 row with its downtime: a match)
+  printf 'chunk-size,total-time-ms,downtime-ms\n1M,800,-3\n' >down.csv
+  run "$MIGBED" calibrate --table down.csv --fit wait-running-us --guest 16M
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"down.csv:2: downtime-ms: '-3' is not a number above 0"* ]]
+  printf 'chunk-size,total-time-ms,downtime-ms\n1M,800,30\n' >down.csv
+  run "$MIGBED" calibrate --table down.csv --fit wait-running-us,downtime-floor-ms --guest 16M --duration-ms 200 \
+    --max-evals 4 --json down.json
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"2 key(s) on 2 fitted data point(s)"*"matched, not over-determined"* ]]
+  [ "$(jq -r '.rows[0]."measured-downtime-ms"' down.json)" = 30 ]
+  [ "$(jq -r '.rows[0]."model-downtime-ms" >= 0' down.json)" = true ]
   run "$MIGBED" calibrate --table one.csv --fit no-such-key --guest 16M
   [ "$status" -eq 2 ]
   [[ "$output" == *"unknown hardware key 'no-such-key'"* ]]
