@@ -2,11 +2,12 @@
 /* cmd_calibrate - `migbed calibrate`: fit named keys of a hardware profile (run/hw.h) to a table
  * of measured runs by a bounded Nelder-Mead search on the model (docs/model.md, 'Calibrating').
  *
- * The table is CSV with a header: chunk-size,total-time-ms[,mbps][,fit] ('#' lines are comments;
- * fit 0 keeps a row out of the fit, to be predicted). Every evaluation runs the model once per
+ * The table is CSV with a header: chunk-size,total-time-ms[,downtime-ms][,mbps][,fit] ('#' lines are
+ * comments; fit 0 keeps a row out of the fit, to be predicted; a row's downtime-ms, when given, is a
+ * second data point of the row, fitted as its total time is). Every evaluation runs the model once per
  * fitted row: the run options given (a scenario, --hw, --hw-set, ...), the row's chunk size, the
  * candidate values as --hw-set. The objective is the sum over fitted rows of ln(model/measured)^2
- * of total time. The search works on ln(value), within each key's bounds, values rounded to whole
+ * of total time (and of downtime, where the table gives it). The search works on ln(value), within each key's bounds, values rounded to whole
  * units before a run, within [start / 100, start x 100] and the key's bounds, each run bounded by
  * --max-time-ms = 4 x the longest measured time (a candidate a run fails with is a miss); it is deterministic (the model is, and the start and the simplex follow from
  * the profile: each key's value, 1000 of its unit where it is 0, a tenfold step per key) and bounded by --max-evals. It prints the fitted values, every row's error, which
@@ -35,14 +36,15 @@
 struct cal_row {
 	char chunk[32];
 	double total_ms, mbps;   /* mbps < 0: not given */
+	double downtime_ms;      /* < 0: not given */
 	bool fit;
-	double model_ms, model_mbps;
+	double model_ms, model_mbps, model_downtime_ms;
 };
 
 struct cal {
 	const char *table, *out, *json;
 	unsigned max_evals;
-	size_t n_keys, n_rows, n_fit;
+	size_t n_keys, n_rows, n_fit;   /* n_fit: the fitted data points (total times and downtimes) */
 	int key_idx[CAL_KEYS_MAX];
 	double lo[CAL_KEYS_MAX], hi[CAL_KEYS_MAX];   /* ln bounds */
 	struct cal_row rows[CAL_ROWS_MAX];
@@ -60,9 +62,10 @@ static void usage(FILE *f)
 		   "                        [--json FILE] [SCENARIO] [run options: --hw, --hw-set, ...]\n\n"
 		   "Fit hardware-profile keys (migbed hw keys) to measured runs on the model: a bounded,\n"
 		   "deterministic Nelder-Mead search on ln(value) within each key's bounds, minimising the sum of\n"
-		   "ln(model/measured)^2 of total time over the table's fitted rows. The table: CSV, header\n"
-		   "chunk-size,total-time-ms[,mbps][,fit] (fit 0: a row predicted, not fitted; '#' comments).\n"
-		   "Fewer keys than fitted rows is a fit; as many is a match, said so. Prints the values, each\n"
+		   "ln(model/measured)^2 of total time (and downtime, where given) over the table's fitted rows.\n"
+		   "The table: CSV, header chunk-size,total-time-ms[,downtime-ms][,mbps][,fit] (fit 0: a row\n"
+		   "predicted, not fitted; '#' comments). Each total time and downtime is a data point.\n"
+		   "Fewer keys than fitted data points is a fit; as many is a match, said so. Prints the values, each\n"
 		   "row's error, which orderings of the measured times hold; -o writes the profile.\n"
 		   "  --table FILE.csv   the measured runs (e.g. docs/data/seed-table.csv)\n"
 		   "  --fit KEY,...      the keys to fit, at most %d\n"
@@ -112,13 +115,14 @@ static int num(const char *v, double *out)
 	return *end || !isfinite(*out) || *out <= 0 ? -1 : 0;
 }
 
-static int table_row(struct cal *k, char **cols, int n, const int at[4], const char *where, struct diag *d)
+static int table_row(struct cal *k, char **cols, int n, const int at[5], const char *where, struct diag *d)
 {
 	struct cal_row *r = &k->rows[k->n_rows];
 	uint64_t cs;
 	if (k->n_rows == CAL_ROWS_MAX)
 		return diag_set(d, "%s: more than %d rows", where, CAL_ROWS_MAX);
-	if (n <= at[0] || n <= at[1] || (at[2] >= 0 && n <= at[2]) || (at[3] >= 0 && n <= at[3]))
+	if (n <= at[0] || n <= at[1] || (at[2] >= 0 && n <= at[2]) || (at[3] >= 0 && n <= at[3]) ||
+	    (at[4] >= 0 && n <= at[4]))
 		return diag_set(d, "%s: %d columns, fewer than the header's", where, n);
 	if (size_parse(cols[at[0]], &cs) || strlen(cols[at[0]]) >= sizeof r->chunk)
 		return diag_set(d, "%s: chunk-size: '%s' is not a SIZE", where, cols[at[0]]);
@@ -128,12 +132,15 @@ static int table_row(struct cal *k, char **cols, int n, const int at[4], const c
 	r->mbps = -1;
 	if (at[2] >= 0 && num(cols[at[2]], &r->mbps))
 		return diag_set(d, "%s: mbps: '%s' is not a number above 0", where, cols[at[2]]);
+	r->downtime_ms = -1;
+	if (at[4] >= 0 && num(cols[at[4]], &r->downtime_ms))
+		return diag_set(d, "%s: downtime-ms: '%s' is not a number above 0", where, cols[at[4]]);
 	r->fit = true;
 	if (at[3] >= 0 && strcmp(cols[at[3]], "1") && strcmp(cols[at[3]], "0"))
 		return diag_set(d, "%s: fit: '%s' is not 1 or 0", where, cols[at[3]]);
 	if (at[3] >= 0)
 		r->fit = cols[at[3]][0] == '1';
-	k->n_fit += r->fit;
+	k->n_fit += r->fit ? 1u + (r->downtime_ms > 0) : 0u;
 	k->n_rows++;
 	return 0;
 }
@@ -143,7 +150,7 @@ static int table_load(struct cal *k, struct diag *d)
 	FILE *f = fopen(k->table, "r");
 	char line[1024], where[1100];
 	unsigned long ln = 0;
-	int at[4] = { -1, -1, -1, -1 }, rc = 0;
+	int at[5] = { -1, -1, -1, -1, -1 }, rc = 0;
 	bool header = false;
 	if (!f)
 		return diag_set(d, "%s: cannot open the table: %s", k->table, strerror(errno));
@@ -164,6 +171,7 @@ static int table_load(struct cal *k, struct diag *d)
 		}
 		at[0] = col_of(cols, n, "chunk-size"), at[1] = col_of(cols, n, "total-time-ms");
 		at[2] = col_of(cols, n, "mbps"), at[3] = col_of(cols, n, "fit");
+		at[4] = col_of(cols, n, "downtime-ms");
 		if (at[0] < 0 || at[1] < 0)
 			rc = diag_set(d, "%s: the header needs the columns chunk-size and total-time-ms", where);
 		header = true;
@@ -207,11 +215,13 @@ static int run_row(struct cal *k, struct cal_row *r, const uint64_t *v, struct d
 		goto out;
 	if (!res->out.pass) {   /* a candidate the migration fails with: no time, a penalty */
 		r->model_ms = -1;
+		r->model_downtime_ms = -1;
 		rc = 0;
 		goto out;
 	}
 	r->model_ms = (double)res->m.total_time_ms;
 	r->model_mbps = res->m.ram_mbps;
+	r->model_downtime_ms = (double)res->m.downtime_ms;
 	rc = 0;
 out:
 	if (rc == -ENOMEM)
@@ -256,6 +266,11 @@ static int evaluate(struct cal *k, const double *x, bool all, double *f, struct 
 			return -EINVAL;
 		double e = r->model_ms < 0 ? 100 : log((r->model_ms > 0 ? r->model_ms : 0.5) / r->total_ms);
 		*f += r->fit ? e * e : 0;
+		if (r->downtime_ms > 0) {   /* a second data point of the row */
+			e = r->model_ms < 0 ? 100 :
+				log((r->model_downtime_ms > 0 ? r->model_downtime_ms : 0.5) / r->downtime_ms);
+			*f += r->fit ? e * e : 0;
+		}
 	}
 	return 0;
 }
@@ -398,17 +413,22 @@ static int parse_args(struct cal *k, int argc, char **argv)
 
 static void print_rows(const struct cal *k, FILE *f)
 {
-	fprintf(f, "%-8s %14s %12s %8s %12s %12s %8s  %s\n", "CHUNK", "MEASURED_MS", "MODEL_MS", "ERROR", "MEAS_MBPS",
-		"MODEL_MBPS", "ERROR", "ROW");
+	fprintf(f, "%-8s %14s %12s %8s %10s %10s %8s %12s %12s %8s  %s\n", "CHUNK", "MEASURED_MS", "MODEL_MS", "ERROR",
+		"MEAS_DOWN", "MODEL_DOWN", "ERROR", "MEAS_MBPS", "MODEL_MBPS", "ERROR", "ROW");
 	for (size_t i = 0; i < k->n_rows; i++) {
 		const struct cal_row *r = &k->rows[i];
-		char mb[16] = "-", me[16] = "-";
+		char mb[16] = "-", me[16] = "-", db[16] = "-", de[16] = "-";
+		if (r->downtime_ms > 0) {
+			snprintf(db, sizeof db, "%.0f", r->downtime_ms);
+			snprintf(de, sizeof de, "%+.0f%%", 100 * (r->model_downtime_ms - r->downtime_ms) / r->downtime_ms);
+		}
 		if (r->mbps > 0) {
 			snprintf(mb, sizeof mb, "%.0f", r->mbps);
 			snprintf(me, sizeof me, "%+.0f%%", 100 * (r->model_mbps - r->mbps) / r->mbps);
 		}
-		fprintf(f, "%-8s %14.0f %12.0f %7.0f%% %12s %12.0f %8s  %s\n", r->chunk, r->total_ms, r->model_ms,
-			100 * (r->model_ms - r->total_ms) / r->total_ms, mb, r->model_mbps, me,
+		fprintf(f, "%-8s %14.0f %12.0f %7.0f%% %10s %10.0f %8s %12s %12.0f %8s  %s\n", r->chunk, r->total_ms,
+			r->model_ms, 100 * (r->model_ms - r->total_ms) / r->total_ms, db, r->model_downtime_ms, de, mb,
+			r->model_mbps, me,
 			r->fit ? "fitted" : "predicted");
 	}
 }
@@ -478,6 +498,9 @@ static int write_json(const struct cal *k, const uint64_t *v, double fx, unsigne
 			r->total_ms, r->model_ms, r->model_mbps);
 		if (r->mbps > 0)
 			fprintf(f, ",\"measured-mbps\":%.0f", r->mbps);
+		fprintf(f, ",\"model-downtime-ms\":%.0f", r->model_downtime_ms);
+		if (r->downtime_ms > 0)
+			fprintf(f, ",\"measured-downtime-ms\":%.0f", r->downtime_ms);
 		fprintf(f, "}");
 	}
 	fprintf(f, "],\"orderings\":{\"pairs\":%u,\"held\":%u}}\n", pairs, held);
@@ -538,7 +561,7 @@ int cmd_calibrate(int argc, char **argv)
 		goto out;
 	}
 	if (k->n_keys > k->n_fit) {
-		cli_usage_error("calibrate: %zu keys for %zu fitted rows: more parameters than data points", k->n_keys,
+		cli_usage_error("calibrate: %zu keys for %zu fitted data points: more parameters than data points", k->n_keys,
 				k->n_fit);
 		goto out;
 	}
@@ -555,9 +578,9 @@ int cmd_calibrate(int argc, char **argv)
 		cli_usage_error("calibrate: %s", d.msg);
 		goto out;
 	}
-	printf("calibrate: %zu key(s) on %zu fitted row(s) of %zu, %u evaluations, objective %.3g%s\n", k->n_keys,
-	       k->n_fit, k->n_rows, k->evals, f,
-	       k->n_keys == k->n_fit ? " (as many keys as rows: matched, not over-determined)" : "");
+	printf("calibrate: %zu key(s) on %zu fitted data point(s) (total times, downtimes) of %zu row(s), %u evaluations, "
+	       "objective %.3g%s\n", k->n_keys, k->n_fit, k->n_rows, k->evals, f,
+	       k->n_keys == k->n_fit ? " (as many keys as data points: matched, not over-determined)" : "");
 	for (size_t i = 0; i < k->n_keys; i++) {
 		size_t idx = (size_t)k->key_idx[i];
 		double y = log((double)v[i]);

@@ -35,6 +35,7 @@ struct sweep_cli {
 	char **point_argv;              /* run_argv, then the point's --key VALUE pairs */
 	bool quiet;                     /* --quiet: no progress line */
 	struct progress progress;
+	char plot_title[160];           /* the picture's title: which costs the model used */
 };
 
 /* sweep's own keys (rows of the option table, cli/runcfg.h), parsed once per process. */
@@ -116,6 +117,11 @@ static int parse_args(struct sweep_cli *s, int argc, char **argv)
 		rc = -1;
 	s->backend = c->backend == HCA_BACKEND_VERBS ? "verbs" : "model";
 	s->quiet = c->quiet;
+	if (c->hw[0] || c->n_hw_set)   /* a profile's costs (docs/model.md); its name, shortened */
+		snprintf(s->plot_title, sizeof s->plot_title, "model, hardware profile %.60s%s", c->hw[0] ? c->hw : "-",
+			 c->n_hw_set ? " with --hw-set" : "");
+	else
+		snprintf(s->plot_title, sizeof s->plot_title, "model, built-in costs: not calibrated, see --hw");
 	free(c);
 	return rc < 0 ? 2 : rc > 0 ? 1 : 0;
 }
@@ -340,7 +346,7 @@ static void plot_panel(const struct sweep_result *res, FILE *f, const size_t *fi
 
 #define PLOT_SERIES_MAX 16
 
-static void plot_script(const struct sweep_result *res, const char *out, bool svg, FILE *f)
+static void plot_script(const struct sweep_result *res, const char *title, const char *out, bool svg, FILE *f)
 {
 	size_t first[PLOT_SERIES_MAX];
 	fprintf(f, "set terminal %s size %s\nset output ", svg ? "svg" : "png", svg ? "800,1000 dynamic" : "800,1000");
@@ -349,8 +355,11 @@ static void plot_script(const struct sweep_result *res, const char *out, bool sv
 	size_t n = plot_data(res, f, first, PLOT_SERIES_MAX);
 	if (!n)
 		fprintf(f, "set xrange [1:1024]\nset yrange [0:1]\nset label 1 'no completed row' at graph 0.5,0.5 center\n");
-	fprintf(f, "set multiplot layout 3,1 title 'migbed sweep (%s)'\nset logscale x 2\nset grid\n"
-		   "set key top left\nset xlabel 'chunk size (MiB)'\n", "model times are not yet calibrated: issue 14");
+	fprintf(f, "set multiplot layout 3,1 title ");
+	char t[200];
+	snprintf(t, sizeof t, "migbed sweep (%s)", title);
+	gnuplot_string(f, t);
+	fprintf(f, "\nset logscale x 2\nset grid\nset key top left\nset xlabel 'chunk size (MiB)'\n");
 	if (n)   /* from 0, with room above the highest point (a point on the frame is hidden) */
 		fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.1, 0\n");
 	plot_panel(res, f, first, n, 2, "total time (ms)");
@@ -359,9 +368,15 @@ static void plot_script(const struct sweep_result *res, const char *out, bool sv
 	fprintf(f, "unset multiplot\nset output\n");
 }
 
+struct plot_arg {
+	const struct sweep_result *res;
+	const char *title;
+};
+
 static void sweep_script(void *arg, const char *out, bool svg, FILE *f)
 {
-	plot_script(arg, out, svg, f);
+	const struct plot_arg *p = arg;
+	plot_script(p->res, p->title, out, svg, f);
 }
 
 /* ---- the command -------------------------------------------------------------------------- */
@@ -375,7 +390,8 @@ static int report(const struct sweep_cli *s, const struct sweep_result *res, str
 	print_table(res, tf);
 	fflush(tf);
 	/* the plot first: when gnuplot fails, no other file is committed either */
-	if (sweep_opts.plot[0] && gnuplot_write("sweep", sweep_opts.plot, sweep_script, (void *)res))
+	struct plot_arg pa = { res, s->plot_title };
+	if (sweep_opts.plot[0] && gnuplot_write("sweep", sweep_opts.plot, sweep_script, &pa))
 		return CLI_EXIT_USAGE;
 	if (json->f) {
 		print_json(s, res, json->f);

@@ -553,6 +553,11 @@ static int completion(struct eng *e, uint64_t *downtime_start)
 	proto_src_set_guest_stopped(e->ps, true);
 	uint64_t before = transferred(e);
 	evlog_emit(e->ev, "sim", "vm_stop", "pending_pages=%llu", (unsigned long long)pending_pages(e));
+	uint64_t floor_ns = hca_world_cost(e->w)->downtime_floor_ns;
+	if (floor_ns) {   /* docs/model.md, 'Switchover': the downtime's part that is not RAM */
+		evlog_emit(e->ev, "sim", "downtime_floor_cost", "ns=%llu", (unsigned long long)floor_ns);
+		hca_spend(e->w, floor_ns);
+	}
 	bitmap_sync(e, false);
 	int64_t sent = iterate_once(e, true);
 	if (sent < 0)

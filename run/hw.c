@@ -45,6 +45,8 @@ static const struct hw_key keys[] = {
 	{ "wait-stopped-us", "us", F(wait_stopped_ns), 1000, 0, T_NS / 1000,
 	  "source: every blocking control wait, guest stopped" },
 	{ "setup-ms", "ms", F(setup_ns), 1000000, 0, T_NS / 1000000, "migration setup before the first RAM page" },
+	{ "downtime-floor-ms", "ms", F(downtime_floor_ns), 1000000, 0, T_NS / 1000000,
+	  "fixed cost at the switchover with the guest stopped (device state, final sync), in every downtime" },
 };
 #undef F
 #define N_KEYS (sizeof keys / sizeof keys[0])

@@ -52,7 +52,7 @@ static void test_read_over_defaults(void **state)
 	hca_cost_defaults(&dflt);
 	const char *f = put("a.hw", "# a comment\n\ndescription = test card\nlink-gbps = 200\n"
 				    "wait-running-us = 2300\n  wait-stopped-us=50  \nsetup-ms = 900\n"
-				    "dst-zero-fill-ns-per-page = 1269\n");
+				    "dst-zero-fill-ns-per-page = 1269\ndowntime-floor-ms = 1100\n");
 	assert_int_equal(hw_load_file(f, &p, &d), 0);
 	assert_string_equal(p.description, "test card");
 	assert_int_equal(p.cost.link_bytes_per_s, 25000000000ull);
@@ -60,6 +60,8 @@ static void test_read_over_defaults(void **state)
 	assert_int_equal(p.cost.wait_stopped_ns, 50000);
 	assert_int_equal(p.cost.setup_ns, 900000000ull);
 	assert_int_equal(p.cost.dst_zero_fill_per_page_ns, 1269);
+	assert_int_equal(p.cost.downtime_floor_ns, 1100000000ull);
+	assert_int_equal(dflt.downtime_floor_ns, 0);   /* off by default: runs without a profile unchanged */
 	/* left out: the model's own */
 	assert_int_equal(p.cost.msg_latency_ns, dflt.msg_latency_ns);
 	assert_int_equal(p.cost.reg_per_page_ns, dflt.reg_per_page_ns);

@@ -21,8 +21,8 @@
 #                 seeds 1..BENCH_SWARM_SEEDS (400) in one process, and of the seeds among them whose
 #                 plan has a 256 MiB guest, each as its own `migbed swarm --seeds N` (target >= 50)
 #   seed-bf3      the seed's 8 GiB workload on the cx7-bf3 profile (docs/model.md): the 5-chunk
-#                 sweep's wall time, and each row's model time and Mb/s against the seed table
-#                 (measured, model, error; 64M and 128M are predictions, nothing was measured)
+#                 sweep's wall time (target < 2 s) and peak RSS, and each cell of the seed table
+#                 (total, downtime, Mb/s, GiB: measured, model, error; docs/data/seed-table.csv)
 #   digest        the memory digest (XXH3-128, libxxhash) against the hand-written 64-bit hash it
 #                 replaced ($BUILD/bench-digest): an 8 GiB model guest and 256 MiB of real bytes,
 #                 best of 5; the ratio new/old (target <= 1.0; issue 17)
@@ -194,22 +194,16 @@ if [ -z "$only" ] || [ "$only" = seed-bf3 ]; then
     exit 1
   log "seed-bf3: cx7-bf3 sweep of the seed workload (5 x 8 GiB): wall ${seed_s} s, peak RSS $((seed_kb / 1024)) MiB"
   rows=()
-  while IFS=, read -r cs tm mb; do   # the measured rows (docs/data/seed-table.csv)
-    case $cs in '#'* | chunk-size) continue ;; esac
-    q=$(jq -r --arg cs "$cs" '.rows[] | select(.["chunk-size"] == ({"1M":1048576,"32M":33554432,"1G":1073741824}[$cs])) |
-      "\(.["total-time"]) \(.mbps)"' "$TMP/seed.json")
-    read -r mt mm <<<"$q"
-    et=$(awk -v a="$mt" -v b="$tm" 'BEGIN{printf "%+.0f", 100 * (a - b) / b}')
-    em=$(awk -v a="$mm" -v b="$mb" 'BEGIN{printf "%+.0f", 100 * (a - b) / b}')
-    log "  $cs: total measured $tm ms, model $mt ms ($et %); Mb/s measured $mb, model $mm ($em %)"
-    rows+=("\"$cs\":{\"measured-ms\":$tm,\"model-ms\":$mt,\"measured-mbps\":$mb,\"model-mbps\":$mm}")
-  done < <(cut -d, -f1-3 docs/data/seed-table.csv)
-  for cs in 64M 128M; do
-    n=$((${cs%M} * 1048576))
-    mt=$(jq -r --argjson n "$n" '.rows[] | select(.["chunk-size"] == $n) | .["total-time"]' "$TMP/seed.json")
-    log "  $cs: model $mt ms (a prediction: not measured)"
-    rows+=("\"$cs\":{\"model-ms\":$mt}")
-  done
+  # the measured rows (docs/data/seed-table.csv): chunk-size,total-time-ms,downtime-ms,mbps,transferred-gib,fit
+  while IFS=, read -r cs tm dm mb gb fit; do
+    case $cs in '#'* | chunk-size | '') continue ;; esac
+    q=$(jq -r --arg cs "$cs" '.rows[] | select(.["chunk-size"] == ({"1M":1048576,"32M":33554432,"64M":67108864,"128M":134217728,"1G":1073741824}[$cs])) |
+      "\(.["total-time"]) \(.downtime) \(.mbps) \(.transferred / 1073741824)"' "$TMP/seed.json")
+    read -r mt md mm mg <<<"$q"
+    e() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%+.0f", 100 * (a - b) / b}'; }
+    log "  $cs ($([ "$fit" = 1 ] && echo fitted || echo predicted)): total $tm / $mt ms ($(e "$mt" "$tm") %), downtime $dm / $md ms ($(e "$md" "$dm") %), Mb/s $mb / $mm ($(e "$mm" "$mb") %), GiB $gb / $(printf %.2f "$mg") ($(e "$mg" "$gb") %) (measured / model)"
+    rows+=("\"$cs\":{\"measured-ms\":$tm,\"model-ms\":$mt,\"measured-downtime-ms\":$dm,\"model-downtime-ms\":$md,\"measured-mbps\":$mb,\"model-mbps\":$mm,\"measured-gib\":$gb,\"model-gib\":$mg}")
+  done <docs/data/seed-table.csv
   json+=("\"seed-bf3\":{\"wall-s\":$seed_s,\"peak-rss-kib\":$seed_kb,$(IFS=,; echo "${rows[*]}")}")
 fi
 

@@ -80,6 +80,7 @@ void hca_cost_defaults(struct hca_cost *c)
 	c->wait_running_ns = 0;
 	c->wait_stopped_ns = 0;
 	c->setup_ns = 0;
+	c->downtime_floor_ns = 0;
 }
 
 const struct hca_cost *hca_world_cost(const hca_world *w) { return &w->cost; }

@@ -158,6 +158,8 @@ struct hca_cost {
 	uint64_t wait_stopped_ns;   /* the same with the guest stopped (the final round); default 0 */
 	uint64_t setup_ns;          /* migration setup before the first RAM page (reported in
 				     * setup-time); default 0 */
+	uint64_t downtime_floor_ns; /* fixed cost at the switchover, guest stopped (device state,
+				     * the final sync): part of every downtime; default 0 */
 };
 void hca_cost_defaults(struct hca_cost *c);
 
