@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* progress - the status line of long work on a terminal (`migbed run`, trace gen/stat,
+/* progress - the status line of long work on a terminal (`migbed run`, source, dest, trace gen/stat,
  * torture, swarm, sweep, shrink, record, calibrate): one line on standard error, rewritten in
  * place ("\r" ... erase to the end of the line) at most once a second of wall time, ended by a
  * newline when the work ends.
