@@ -205,8 +205,8 @@ json_t *run_report_doc(const struct runcfg *c, const struct metrics *m, const st
 				json_of_str(run_side_name(o->side)), "detail", json_of_str(o->detail), "hint",
 				json_of_str(o->completed ? "" : cause_hint(o->cause)), "verified", o->verified);
 	int cause = o->completed ? 0 : o->cause;
-	json_set(&doc, "src", json_side(c->src_impl, VOCAB_SIDE_SRC, cause, o->src_completed, &o->src));
-	json_set(&doc, "dst", json_side(c->dst_impl, VOCAB_SIDE_DST, cause, o->dst_completed, &o->dst));
+	json_set(&doc, vocab_side_token(VOCAB_SIDE_SRC), json_side(c->src_impl, VOCAB_SIDE_SRC, cause, o->src_completed, &o->src));
+	json_set(&doc, vocab_side_token(VOCAB_SIDE_DST), json_side(c->dst_impl, VOCAB_SIDE_DST, cause, o->dst_completed, &o->dst));
 	json_set(&doc, "metrics", metrics_json(m, o->completed ? NULL : error_desc));
 	json_set(&doc, "faults", json_faults(c, o));
 	return doc;

@@ -106,7 +106,8 @@ json_t *metrics_json(const struct metrics *m, const char *error_desc)
 				json_of_u64(m->rdma_writes), "max-writes-in-flight", json_of_u64(m->max_writes_in_flight),
 				"guest-pages-written", json_of_u64(m->guest_pages_written), "chunk-size-src",
 				json_of_u64(m->chunk_bytes_src), "chunk-size-dst", json_of_u64(m->chunk_bytes_dst), "pin-all",
-				m->pin_all, "src", json_side(&m->src), "dst", json_side(&m->dst));
+				m->pin_all, vocab_side_token(VOCAB_SIDE_SRC), json_side(&m->src),
+				vocab_side_token(VOCAB_SIDE_DST), json_side(&m->dst));
 	if (!o) {
 		json_decref(ram);
 		json_decref(own);
