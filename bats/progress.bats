@@ -77,3 +77,42 @@ on_tty() {
   run --separate-stderr "$MIGBED" trace stat g.trace
   [ -z "$stderr" ]
 }
+
+# source and dest (two processes, verbs: soft-RoCE links 198.18.0.1 and 198.18.0.2, e.g. in
+# topologies/vm/rxe-vm): the same line as run on a terminal (the source's is the engine's,
+# the destination's its own side's), none with --quiet.
+@test "source and dest: the run's status line on a terminal, the destination's own; none with --quiet" {
+  run "$BATS_TEST_DIRNAME/../topologies/detect"
+  if [ "$status" -ne 0 ] || [[ "$output" != *198.18.0.1* ]] || [[ "$output" != *198.18.0.2* ]]; then
+    skip "no soft-RoCE links 198.18.0.1/198.18.0.2 (run in topologies/vm/rxe-vm)"
+  fi
+  local args=(--guest 64M --duration-ms 500 --seed 1)
+  printf -v q '%q ' "$MIGBED" dest --listen 198.18.0.1:29390 --ready-file d.ready "${args[@]}" \
+    --accept-timeout-ms "$(scaled 30000)"
+  script -qec "$q" d.tty >/dev/null 2>&1 3>&- &
+  local spid=$!
+  run wait_until 30 _ready_or_gone d.ready "$spid"
+  [ -s d.ready ]
+  on_tty "$MIGBED" source --connect 198.18.0.1:29390@198.18.0.2 "${args[@]}"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *$'\r'"source: round "*", remaining "*" MiB, transferred "*" MiB, dirty-pages-rate "*$'\e[K'* ]]
+  run wait "$spid"
+  [ "$status" -eq 0 ]
+  run cat d.tty
+  [[ "$output" == *$'\r'"dest: "*$'\e[K'* ]]
+  [[ "$output" == *"verdict=pass"* ]]
+  rm -f d.ready
+  printf -v q '%q ' "$MIGBED" dest --listen 198.18.0.1:29391 --ready-file d.ready "${args[@]}" --quiet \
+    --accept-timeout-ms "$(scaled 30000)"
+  script -qec "$q" dq.tty >/dev/null 2>&1 3>&- &
+  spid=$!
+  run wait_until 30 _ready_or_gone d.ready "$spid"
+  [ -s d.ready ]
+  on_tty "$MIGBED" source --connect 198.18.0.1:29391@198.18.0.2 "${args[@]}" --quiet
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"source: round "* ]]
+  run wait "$spid"
+  [ "$status" -eq 0 ]
+  run cat dq.tty
+  [[ "$output" != *$'\r'"dest: "* ]]
+}

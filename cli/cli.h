@@ -40,5 +40,10 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * *json; or the exit status to return at once: CLI_EXIT_OK after --help (usage printed),
  * CLI_EXIT_USAGE for anything else (named). */
 int cli_json_only_args(int argc, char **argv, const char *cmd, void (*usage)(FILE *), bool *json);
+/* doc (a jansson value, sim/json.h; taken) and a newline on standard output, flushed:
+ * CLI_EXIT_OK, or CLI_EXIT_USAGE after "migbed: CMD: ..." (NULL doc: out of memory; a write
+ * error, e.g. a full disk, with errno's text). */
+struct json_t;
+int cli_print_json(const char *cmd, struct json_t *doc);
 
 #endif

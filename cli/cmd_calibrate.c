@@ -26,6 +26,8 @@
 #include "cli/run_report.h"
 #include "run/hw.h"
 #include "run/run.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "sim/size.h"
 
 #define CAL_ROWS_MAX 32
@@ -484,26 +486,31 @@ static int write_json(const struct cal *k, const uint64_t *v, double fx, unsigne
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return diag_set(d, "%s: cannot write: %s", tmp, strerror(errno));
-	fprintf(f, "{\"table\":");
-	json_string(f, k->table);
-	fprintf(f, ",\"evals\":%u,\"objective\":%.6g,\"fit\":{", k->evals, fx);
+	json_t *fit = json_object(), *rows = json_array();
 	for (size_t i = 0; i < k->n_keys; i++)
-		fprintf(f, "%s\"%s\":%llu", i ? "," : "", hw_key_name((size_t)k->key_idx[i]), (unsigned long long)v[i]);
-	fprintf(f, "},\"rows\":[");
+		json_set(&fit, hw_key_name((size_t)k->key_idx[i]), json_of_u64(v[i]));
 	for (size_t i = 0; i < k->n_rows; i++) {
 		const struct cal_row *r = &k->rows[i];
-		fprintf(f, "%s{\"chunk-size\":", i ? "," : "");
-		json_string(f, r->chunk);
-		fprintf(f, ",\"fit\":%s,\"measured-ms\":%.0f,\"model-ms\":%.0f,\"model-mbps\":%.3f", r->fit ? "true" : "false",
-			r->total_ms, r->model_ms, r->model_mbps);
+		json_t *row = json_pack("{s:o,s:b,s:o,s:o,s:o}", "chunk-size", json_of_str(r->chunk), "fit", r->fit,
+					"measured-ms", json_of_fixed(r->total_ms, 0), "model-ms", json_of_fixed(r->model_ms, 0),
+					"model-mbps", json_of_fixed(r->model_mbps, 3));
 		if (r->mbps > 0)
-			fprintf(f, ",\"measured-mbps\":%.0f", r->mbps);
-		fprintf(f, ",\"model-downtime-ms\":%.0f", r->model_downtime_ms);
+			json_set(&row, "measured-mbps", json_of_fixed(r->mbps, 0));
+		json_set(&row, "model-downtime-ms", json_of_fixed(r->model_downtime_ms, 0));
 		if (r->downtime_ms > 0)
-			fprintf(f, ",\"measured-downtime-ms\":%.0f", r->downtime_ms);
-		fprintf(f, "}");
+			json_set(&row, "measured-downtime-ms", json_of_fixed(r->downtime_ms, 0));
+		json_add(&rows, row);
 	}
-	fprintf(f, "],\"orderings\":{\"pairs\":%u,\"held\":%u}}\n", pairs, held);
+	json_t *doc = json_pack("{s:o,s:I,s:o,s:o,s:o,s:{s:I,s:I}}", "table", json_of_str(k->table), "evals",
+				(json_int_t)k->evals, "objective", json_of_sig(fx, 6), "fit", fit, "rows", rows, "orderings",
+				"pairs", (json_int_t)pairs, "held", (json_int_t)held);
+	bool built = doc != NULL;
+	if (json_dump(f, doc)) {
+		int e = errno;
+		fclose(f);
+		remove(tmp);
+		return diag_set(d, "%s: cannot write: %s", k->json, built ? strerror(e) : "out of memory");
+	}
 	if (fclose(f) != 0 || rename(tmp, k->json) != 0) {
 		remove(tmp);
 		return diag_set(d, "%s: cannot write: %s", k->json, strerror(errno));

@@ -5,7 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/run_report.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "vocab/cause.h"
 
 static void usage(FILE *f)
@@ -15,20 +16,15 @@ static void usage(FILE *f)
 		   "same situation. With NAME, only that cause (exit 1 if unknown).\n");
 }
 
-static void print_one(int c, bool json, bool first)
+static json_t *json_one(int c)
 {
-	if (json) {
-		printf("%s{\"name\":", first ? "" : ",");
-		json_string(stdout, cause_name(c));
-		printf(",\"message\":");
-		json_string(stdout, cause_message(c));
-		printf(",\"hint\":");
-		json_string(stdout, cause_hint(c));
-		printf(",\"qemu\":");
-		json_string(stdout, cause_qemu(c));
-		printf(",\"kind\":\"%s\"}", cause_is_consequence(c) ? "consequence" : "primary");
-		return;
-	}
+	return json_pack("{s:o,s:o,s:o,s:o,s:s}", "name", json_of_str(cause_name(c)), "message",
+			 json_of_str(cause_message(c)), "hint", json_of_str(cause_hint(c)), "qemu",
+			 json_of_str(cause_qemu(c)), "kind", cause_is_consequence(c) ? "consequence" : "primary");
+}
+
+static void print_one(int c)
+{
 	printf("%s\n  %s\n  hint: %s\n", cause_name(c), cause_message(c), cause_hint(c));
 	if (cause_qemu(c)[0])
 		printf("  QEMU: %s\n", cause_qemu(c));
@@ -63,11 +59,13 @@ int cmd_causes(int argc, char **argv)
 		}
 		c1 = c0 + 1;
 	}
-	if (json)
-		printf("[");
+	if (json) {
+		json_t *arr = json_array();
+		for (int c = c0; arr && c < c1; c++)
+			json_add(&arr, json_one(c));
+		return cli_print_json("causes", arr);
+	}
 	for (int c = c0; c < c1; c++)
-		print_one(c, json, c == c0);
-	if (json)
-		printf("]\n");
+		print_one(c);
 	return CLI_EXIT_OK;
 }

@@ -20,6 +20,7 @@
 #include "run/explain.h"
 #include "run/hw.h"
 #include "run/out_file.h"
+#include "sim/json.h"
 #include "sim/json_in.h"
 #include "transport/profile.h"
 #include "vocab/cause.h"
@@ -584,68 +585,49 @@ static void print_unplaced(FILE *f, const struct explain *x)
 	}
 }
 
-static void json_cause(FILE *f, const struct explain *x, size_t i, const struct scn *s, const struct repro *r)
+static json_t *json_cause(const struct explain *x, size_t i, const struct scn *s, const struct repro *r)
 {
 	const struct explain_cause *c = explain_cause_at(x, i);
 	char v[512], t[EXPLAIN_LINE_MAX + 300];
-	fprintf(f, "%s{\"cause\":", i ? "," : "");
-	json_string(f, cause_name(c->cause));
-	fprintf(f, ",\"side\":");
-	json_string(f, side_word(c->side));
-	fprintf(f, ",\"score\":%ld,\"missing\":%zu,\"kind\":\"%s\",\"lines\":[", c->score, c->missing,
-		cause_is_consequence(c->cause) ? "consequence" : "primary");
+	json_t *lines = json_array();
 	for (size_t j = 0; j < c->n_lines && j < EXPLAIN_KEEP_LINES; j++) {
 		const struct explain_line *l = explain_cause_line(x, i, j);
 		snprintf(t, sizeof t, "%s:%lu: %s", explain_log_name(x, (size_t)l->log), l->line_no, l->text);
-		fprintf(f, "%s", j ? "," : "");
-		json_string(f, t);
+		json_add(&lines, json_of_str(t));
 	}
 	versions_text(c, v, sizeof v);
-	fprintf(f, "],\"qemu\":");
-	json_string(f, v);
-	fprintf(f, ",\"situation\":");
-	json_string(f, c->notes);
-	fprintf(f, ",\"hint\":");
-	json_string(f, cause_hint(c->cause));
-	fprintf(f, ",\"scenario\":");
-	if (s)
-		json_string(f, s->path);
-	else
-		fprintf(f, "null");
-	if (r && r->result[0]) {
-		fprintf(f, ",\"reproduction\":{\"same\":%s,\"result\":", r->same ? "true" : "false");
-		json_string(f, r->result);
-		fprintf(f, "}");
-	}
-	fprintf(f, "}");
+	json_t *o = json_pack("{s:o,s:o,s:I,s:o,s:s,s:o,s:o,s:o,s:o,s:o}", "cause", json_of_str(cause_name(c->cause)),
+			      "side", json_of_str(side_word(c->side)), "score", (json_int_t)c->score, "missing",
+			      json_of_u64(c->missing), "kind", cause_is_consequence(c->cause) ? "consequence" : "primary",
+			      "lines", lines, "qemu", json_of_str(v), "situation", json_of_str(c->notes), "hint",
+			      json_of_str(cause_hint(c->cause)), "scenario", s ? json_of_str(s->path) : json_null());
+	if (r && r->result[0])
+		json_set(&o, "reproduction", json_pack("{s:b,s:o}", "same", r->same, "result", json_of_str(r->result)));
+	return o;
 }
 
-static void json_all(FILE *f, const struct explain *x, size_t n, const struct scn **s, const struct repro *r)
+/* {"causes":[...],"logs":[{"file","side","side-inferred","lines","placed","unplaced":[...]}...]} */
+static json_t *json_all(const struct explain *x, size_t n, const struct scn **s, const struct repro *r)
 {
-	fprintf(f, "{\"causes\":[");
+	json_t *causes = json_array(), *logs = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_cause(f, x, i, s[i], r ? &r[i] : NULL);
-	fprintf(f, "],\"logs\":[");
+		json_add(&causes, json_cause(x, i, s[i], r ? &r[i] : NULL));
 	for (size_t k = 0; k < explain_log_count(x); k++) {
 		unsigned long placed, lines = explain_log_lines(x, k, &placed), no;
 		bool inferred;
 		int side = explain_log_side(x, k, &inferred);
-		fprintf(f, "%s{\"file\":", k ? "," : "");
-		json_string(f, explain_log_name(x, k));
-		fprintf(f, ",\"side\":");
-		json_string(f, side_word(side));
-		fprintf(f, ",\"side-inferred\":%s,\"lines\":%lu,\"placed\":%lu,\"unplaced\":[", inferred ? "true" : "false",
-			lines, placed);
+		json_t *unplaced = json_array();
 		const char *t;
 		for (size_t j = 0; (t = explain_log_unplaced(x, k, j, &no)); j++) {
 			char cite[EXPLAIN_LINE_MAX + 300];
 			snprintf(cite, sizeof cite, "%s:%lu: %s", explain_log_name(x, k), no, t);
-			fprintf(f, "%s", j ? "," : "");
-			json_string(f, cite);
+			json_add(&unplaced, json_of_str(cite));
 		}
-		fprintf(f, "]}");
+		json_add(&logs, json_pack("{s:o,s:o,s:b,s:o,s:o,s:o}", "file", json_of_str(explain_log_name(x, k)), "side",
+					  json_of_str(side_word(side)), "side-inferred", inferred, "lines", json_of_u64(lines),
+					  "placed", json_of_u64(placed), "unplaced", unplaced));
 	}
-	fprintf(f, "]}\n");
+	return json_pack("{s:o,s:o}", "causes", causes, "logs", logs);
 }
 
 /* --- the command -------------------------------------------------------------------------------- */
@@ -755,7 +737,11 @@ int cmd_explain(int argc, char **argv)
 		print_unplaced(f, x);
 	}
 	if (json.f) {
-		json_all(json.f, x, n, scn, o.run || o.scn_out ? rep : NULL);
+		/* a write error is out_file_commit's to name */
+		if (json_dump(json.f, json_all(x, n, scn, o.run || o.scn_out ? rep : NULL)) && !ferror(json.f)) {
+			rc = cli_usage_error("explain: --json %s: out of memory building the JSON document", json.path);
+			goto out;
+		}
 		if (out_file_commit(&json, &d)) {
 			rc = cli_usage_error("explain: --json %s", d.msg);
 			goto out;

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/run_report.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "faults/fault.h"
 
 static void usage(FILE *f)
@@ -18,32 +19,36 @@ static void usage(FILE *f)
 		   "docs/faults.md has the grammar and what each action does.\n");
 }
 
-static void print_site(enum fault_site s, bool json, bool first)
+static void print_site(enum fault_site s)
 {
-	if (json) {
-		printf("%s{\"site\":", first ? "" : ",");
-		json_string(stdout, fault_site_name(s));
-		printf(",\"actions\":[");
-	} else {
-		printf("%-26s ", fault_site_name(s));
-	}
+	printf("%-26s ", fault_site_name(s));
 	int k = 0;
-	for (int a = 0; a < FAULT_ACT_COUNT; a++) {
-		if (!fault_action_allowed(s, (enum fault_action)a))
-			continue;
-		if (json)
-			printf("%s\"%s\"", k ? "," : "", fault_action_name((enum fault_action)a));
-		else
-			printf("%s%s", k ? " " : "", fault_action_name((enum fault_action)a));
-		k++;
-	}
-	if (json) {
-		printf("],\"torture\":");
-		json_string(stdout, fault_site_canonical(s));
-		printf("}");
-	} else {
-		printf("  (torture: %s)\n", fault_site_canonical(s));
-	}
+	for (int a = 0; a < FAULT_ACT_COUNT; a++)
+		if (fault_action_allowed(s, (enum fault_action)a))
+			printf("%s%s", k++ ? " " : "", fault_action_name((enum fault_action)a));
+	printf("  (torture: %s)\n", fault_site_canonical(s));
+}
+
+/* {"site":NAME,"actions":[NAME...],"torture":TEXT} */
+static json_t *json_site(enum fault_site s)
+{
+	json_t *acts = json_array();
+	for (int a = 0; acts && a < FAULT_ACT_COUNT; a++)
+		if (fault_action_allowed(s, (enum fault_action)a))
+			json_add(&acts, json_of_str(fault_action_name((enum fault_action)a)));
+	return json_pack("{s:o,s:o,s:o}", "site", json_of_str(fault_site_name(s)), "actions", acts, "torture",
+			 json_of_str(fault_site_canonical(s)));
+}
+
+/* {"sites":[...],"actions":[NAME...]} */
+static json_t *json_doc(void)
+{
+	json_t *sites = json_array(), *acts = json_array();
+	for (int s = 0; sites && s < FAULT_SITE_COUNT; s++)
+		json_add(&sites, json_site((enum fault_site)s));
+	for (int a = 0; acts && a < FAULT_ACT_COUNT; a++)
+		json_add(&acts, json_of_str(fault_action_name((enum fault_action)a)));
+	return json_pack("{s:o,s:o}", "sites", sites, "actions", acts);
 }
 
 int cmd_faults(int argc, char **argv)
@@ -52,12 +57,14 @@ int cmd_faults(int argc, char **argv)
 	int rc = cli_json_only_args(argc, argv, "faults", usage, &json);
 	if (rc >= 0)
 		return rc;
-	printf(json ? "{\"sites\":[" : "sites (site: the actions it takes):\n");
+	if (json)
+		return cli_print_json("faults", json_doc());
+	printf("sites (site: the actions it takes):\n");
 	for (int s = 0; s < FAULT_SITE_COUNT; s++)
-		print_site((enum fault_site)s, json, s == 0);
-	printf(json ? "],\"actions\":[" : "actions:\n ");
+		print_site((enum fault_site)s);
+	printf("actions:\n ");
 	for (int a = 0; a < FAULT_ACT_COUNT; a++)
-		printf(json ? "%s\"%s\"" : "%s%s", a ? (json ? "," : " ") : "", fault_action_name((enum fault_action)a));
-	printf(json ? "]}\n" : "\n");
+		printf("%s%s", a ? " " : "", fault_action_name((enum fault_action)a));
+	printf("\n");
 	return CLI_EXIT_OK;
 }

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "cli/run_report.h"
 #include "run/hw.h"
 
@@ -98,45 +100,31 @@ static int hw_list(int argc, char **argv)
 	}
 	hw_each_dir(collect, &l);
 	qsort(l.e, l.n, sizeof *l.e, by_name);
-	if (json)
-		printf("{\"profiles\":[");
+	json_t *arr = json ? json_array() : NULL;
 	for (size_t i = 0; i < l.n; i++) {
 		struct hw_profile p;
 		struct diag d = { 0 };
 		bool ok = hw_load_file(l.e[i].path, &p, &d) == 0;
 		const char *desc = ok ? p.description : d.msg;
-		if (json) {
-			printf("%s{\"name\":", i ? "," : "");
-			json_string(stdout, l.e[i].name);
-			printf(",\"path\":");
-			json_string(stdout, l.e[i].path);
-			printf(",\"valid\":%s,\"description\":", ok ? "true" : "false");
-			json_string(stdout, desc);
-			printf("}");
-		} else {
+		if (json)
+			json_add(&arr, json_pack("{s:o,s:o,s:b,s:o}", "name", json_of_str(l.e[i].name), "path",
+						 json_of_str(l.e[i].path), "valid", ok, "description", json_of_str(desc)));
+		else
 			printf("%-12s %s%s\n             %s\n", l.e[i].name, ok ? "" : "INVALID: ", desc, l.e[i].path);
-		}
 	}
-	if (json)
-		printf("]}\n");
 	free(l.e);
-	return CLI_EXIT_OK;
+	return json ? cli_print_json("hw list", json_pack("{s:o}", "profiles", arr)) : CLI_EXIT_OK;
 }
 
-static void show_json(const char *name, const struct hw_profile *p)
+/* {"hw":NAME,"path":..,"description":..,"reference":..,"keys":{KEY:N...}} */
+static json_t *show_json(const char *name, const struct hw_profile *p)
 {
-	printf("{\"hw\":");
-	json_string(stdout, name);
-	printf(",\"path\":");
-	json_string(stdout, p->path);
-	printf(",\"description\":");
-	json_string(stdout, p->description);
-	printf(",\"reference\":");
-	json_string(stdout, p->reference);
-	printf(",\"keys\":{");
-	for (size_t i = 0; i < hw_n_keys(); i++)
-		printf("%s\"%s\":%llu", i ? "," : "", hw_key_name(i), (unsigned long long)hw_key_get(&p->cost, i));
-	printf("}}\n");
+	json_t *keys = json_object();
+	for (size_t i = 0; keys && i < hw_n_keys(); i++)
+		json_set(&keys, hw_key_name(i), json_of_u64(hw_key_get(&p->cost, i)));
+	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "hw", json_of_str(name), "path", json_of_str(p->path),
+			 "description", json_of_str(p->description), "reference", json_of_str(p->reference), "keys",
+			 keys);
 }
 
 static int hw_show(int argc, char **argv)
@@ -177,7 +165,7 @@ static int hw_show(int argc, char **argv)
 			return cli_usage_error("%s", d.msg);
 	}
 	if (json)
-		show_json(name, &p);
+		return cli_print_json("hw show", show_json(name, &p));
 	else {
 		printf("# %s (%s); keys left out of it have the model's default\n", name, p.path);
 		hw_write(stdout, &p);
@@ -193,22 +181,16 @@ static int hw_keys(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	hca_cost_defaults(&dflt);
-	if (json)
-		printf("{\"keys\":[");
+	json_t *arr = json ? json_array() : NULL;
 	for (size_t i = 0; i < hw_n_keys(); i++) {
 		unsigned long long v = (unsigned long long)hw_key_get(&dflt, i);
-		if (json) {
-			printf("%s{\"key\":\"%s\",\"unit\":\"%s\",\"default\":%llu,\"meaning\":", i ? "," : "",
-			       hw_key_name(i), hw_key_unit(i), v);
-			json_string(stdout, hw_key_help(i));
-			printf("}");
-		} else {
+		if (json)
+			json_add(&arr, json_pack("{s:s,s:s,s:o,s:o}", "key", hw_key_name(i), "unit", hw_key_unit(i),
+						 "default", json_of_u64(v), "meaning", json_of_str(hw_key_help(i))));
+		else
 			printf("%-26s %-5s default %-8llu %s\n", hw_key_name(i), hw_key_unit(i), v, hw_key_help(i));
-		}
 	}
-	if (json)
-		printf("]}\n");
-	return CLI_EXIT_OK;
+	return json ? cli_print_json("hw keys", json_pack("{s:o}", "keys", arr)) : CLI_EXIT_OK;
 }
 
 int cmd_hw(int argc, char **argv)

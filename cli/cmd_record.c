@@ -27,6 +27,8 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "cli/run_report.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "sim/outfile.h"
 #include "sim/record.h"
 #include "sim/size.h"
@@ -877,21 +879,19 @@ static void summary(const struct recorder *r)
 			code >= 0 ? code : WIFSIGNALED(r->cmd_status) ? WTERMSIG(r->cmd_status) : 0);
 	if (!r->o->json)
 		return;
-	printf("{\"file\":");
-	json_string(stdout, r->o->output);
-	printf(",\"epochs\":%" PRIu64 ",\"duration-ns\":%" PRIu64 ",\"interval-ms\":%" PRIu64
-	       ",\"blocks\":%zu,\"mappings\":%zu,\"mappings-left-out\":%" PRIu64 ",\"processes\":%zu"
-	       ",\"pages-written\":%" PRIu64 ",\"epoch0-pages\":%" PRIu64 ",\"page-size\":%" PRIu64
-	       ",\"dirty-bytes-per-s\":%.0f,\"scan-ms-mean\":%.3f,\"scan-ms-max\":%.3f,\"scan-share\":%.4f"
-	       ",\"thp-bytes\":%" PRIu64 ",\"stop\":\"%s\",\"command-exit\":", r->epochs, r->end_ns,
-	       r->o->interval_ms, blocks,
-	       r->n_maps, r->maps_dropped, r->n_procs, r->pages, r->epoch0_pages, r->page_size,
-	       (double)r->pages * (double)r->page_size / secs, scan_mean_ms, (double)r->scan_ns_max / 1e6,
-	       overhead, r->thp_bytes, stop_reason(r));
-	if (r->o->cmd && r->cmd_status >= 0 && code >= 0)
-		printf("%d}\n", code);
-	else
-		printf("null}\n");
+	json_t *doc = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:o}", "file",
+				json_of_str(r->o->output), "epochs", json_of_u64(r->epochs), "duration-ns",
+				json_of_u64(r->end_ns), "interval-ms", json_of_u64(r->o->interval_ms), "blocks",
+				json_of_u64(blocks), "mappings", json_of_u64(r->n_maps), "mappings-left-out",
+				json_of_u64(r->maps_dropped), "processes", json_of_u64(r->n_procs), "pages-written",
+				json_of_u64(r->pages), "epoch0-pages", json_of_u64(r->epoch0_pages), "page-size",
+				json_of_u64(r->page_size), "dirty-bytes-per-s",
+				json_of_fixed((double)r->pages * (double)r->page_size / secs, 0), "scan-ms-mean",
+				json_of_fixed(scan_mean_ms, 3), "scan-ms-max", json_of_fixed((double)r->scan_ns_max / 1e6, 3),
+				"scan-share", json_of_fixed(overhead, 4), "thp-bytes", json_of_u64(r->thp_bytes), "stop",
+				stop_reason(r), "command-exit",
+				r->o->cmd && r->cmd_status >= 0 && code >= 0 ? json_integer(code) : json_null());
+	cli_print_json("record", doc);
 }
 
 /* ---------------------------------------------------------------- main */

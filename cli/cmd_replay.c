@@ -255,9 +255,12 @@ static void print_result(const char *bundle, const struct bundle_meta *m, bool s
 		json_object_set_new(doc, "reproduced", json_boolean(!df->n));
 		for (int i = 0; i < df->n; i++)
 			json_array_append_new(diffs, json_of_str(df->line[i]));
-		if (json_object_set_new(doc, "differences", diffs) || json_object_size(doc) != 6 || json_dump(stdout, doc))
+		if (json_object_set_new(doc, "differences", diffs) || json_object_size(doc) != 6) {
+			json_decref(doc);
+			doc = NULL;
+		}
+		if (json_dump(stdout, doc))   /* takes doc */
 			fprintf(stderr, "migbed: replay: out of memory writing the JSON result\n");
-		json_decref(doc);
 		return;
 	}
 	for (int i = 0; i < df->n; i++)

@@ -36,30 +36,17 @@ static void usage(FILE *f)
 		   "scenario and a summary; `migbed run DIR --help` says more.\n");
 }
 
-/* The status line of a long run, as HMP `info migrate` words it (cli/progress.h). */
-static void show_progress(void *arg, const struct engine_progress *p)
-{
-	struct progress *pr = arg;
-	const double mib = 1024.0 * 1024.0;
-	if (!progress_due(pr))
-		return;
-	progress_show(pr, "run: round %llu, remaining %.1f MiB, transferred %.1f MiB, dirty-pages-rate %llu pages/s, "
-		      "expected downtime %llu ms, virtual time %.1f s", (unsigned long long)p->round,
-		      (double)p->remaining_bytes / mib, (double)p->transferred_bytes / mib,
-		      (unsigned long long)p->dirty_pages_rate, (unsigned long long)p->expected_downtime_ms,
-		      (double)p->virtual_ns / 1e9);
-}
-
-static int run_with_progress(const struct runcfg *c, struct run_result *res, struct progress *pr, struct diag *d)
+static int run_with_progress(const struct runcfg *c, struct run_result *res, struct migration_progress *pr,
+			     struct diag *d)
 {
 	int rc = run_migrate(c, res, d);
-	progress_end(pr);
+	progress_end(&pr->p);
 	return rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
-	struct progress pr;
+	struct migration_progress pr;
 	struct runcfg *c = calloc(1, sizeof *c);
 	struct run_result *res = calloc(1, sizeof *res);
 	struct diag d = { 0 };
@@ -77,9 +64,7 @@ int cmd_run(int argc, char **argv)
 	runcfg_defaults(c);
 	int rc = run_parse_args(c, &d, argc, argv, usage);
 	if (rc == 0) {
-		progress_init(&pr, c->quiet);
-		c->eng.progress = pr.on ? show_progress : NULL;
-		c->eng.progress_arg = &pr;
+		progress_migration(&pr, "run", c, NULL);
 	}
 	if (rc > 0)
 		code = CLI_EXIT_OK;

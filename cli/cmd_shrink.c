@@ -30,6 +30,7 @@
 #include "cli/run_report.h"
 #include "run/run.h"
 #include "run/shrink.h"
+#include "sim/json.h"
 #include "sim/json_in.h"
 #include "sim/trace.h"
 #include "sim/tracegen.h"
@@ -1025,29 +1026,23 @@ static const char *stop_reason(const struct sh *s, uint64_t max_runs)
 	return s->b.runs >= max_runs ? "max-runs" : "max-time";
 }
 
-static void print_json(const struct sh *s, const char *out, const struct shape *a, const struct shape *b,
+static int print_json(const struct sh *s, const char *out, const struct shape *a, const struct shape *b,
 		       uint64_t max_runs)
 {
 	struct row r[8];
 	size_t n = rows_of(a, b, r);
 	const char *why = stop_reason(s, max_runs);
-	printf("{\"bundle\":");
-	json_string(stdout, s->bundle);
-	printf(",\"output\":");
-	json_string(stdout, out);
-	printf(",\"cause\":");
-	json_string(stdout, s->want_cause);
-	printf(",\"side\":");
-	json_string(stdout, s->want_side);
-	printf(",\"runs\":%" PRIu64 ",\"stopped-by\":", s->b.runs);
-	why ? json_string(stdout, why) : (void)printf("null");
+	json_t *doc = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "bundle", json_of_str(s->bundle), "output",
+				json_of_str(out), "cause", json_of_str(s->want_cause), "side", json_of_str(s->want_side), "runs",
+				json_of_u64(s->b.runs), "stopped-by", why ? json_of_str(why) : json_null());
 	for (int side = 0; side < 2; side++) {
-		printf(",\"%s\":{", side ? "after" : "before");
+		json_t *o = json_object();
 		for (size_t i = 0; i < n; i++)
-			printf("%s\"%s\":%" PRIu64, i ? "," : "", r[i].name, side ? r[i].after : r[i].before);
-		printf(",\"replay-wall-ms\":%.1f}", side ? b->wall_ms : a->wall_ms);
+			json_set(&o, r[i].name, json_of_u64(side ? r[i].after : r[i].before));
+		json_set(&o, "replay-wall-ms", json_of_fixed(side ? b->wall_ms : a->wall_ms, 1));
+		json_set(&doc, side ? "after" : "before", o);
 	}
-	printf("}\n");
+	return cli_print_json("shrink", doc);
 }
 
 /* The best candidate as a bundle at out (its trace in s->trace_path). 0 or -1 (printed). */
@@ -1207,9 +1202,8 @@ static int shrink(struct sh *s, const struct shrink_args *a)
 	if (write_bundle(s, a->out, &before, &after))
 		return CLI_EXIT_USAGE;
 	if (a->json)
-		print_json(s, a->out, &before, &after, a->max_runs);
-	else
-		print_human(s, a->out, &before, &after, a->max_runs);
+		return print_json(s, a->out, &before, &after, a->max_runs);
+	print_human(s, a->out, &before, &after, a->max_runs);
 	return CLI_EXIT_OK;
 }
 

@@ -27,6 +27,8 @@
 #include "cli/runcfg.h"
 #include "cli/swarm_verbs.h"
 #include "run/out_file.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "run/swarm.h"
 #include "run/torture.h"
 
@@ -66,6 +68,7 @@ struct swarm_cli {
 	struct opts_extra x;
 	struct tally t;
 	struct out_file json;
+	struct json_stream js;           /* its runs, written as they end */
 	char scratch[PATH_MAX];          /* determinism logs (TMPDIR) */
 	char bundle_scratch[PATH_MAX];   /* reruns of bundles, inside --bundles ("" until needed) */
 	struct timespec start;
@@ -201,72 +204,56 @@ static const char *status_of(const struct swarm_run *r)
 	return r->finding == SWARM_F_ERROR ? "error" : r->completed ? "completed" : "failed";
 }
 
-static void json_run(FILE *f, const struct swarm_run *r, const char *bundle)
+/* The --json file, one run a line (swarm merge reads it so):
+ *   {"swarm":1,"seeds":..,"shard":..,"check-determinism":..,"build":..,"runs":[
+ *   {run}
+ *   ,{run}
+ *   ],"summary":{...}}                                                       */
+static json_t *json_run(const struct swarm_run *r, const char *bundle)
 {
-	fprintf(f, "{\"seed\":%llu,\"config\":", (unsigned long long)r->seed);
-	json_string(f, r->config);
-	fprintf(f, ",\"verdict\":\"%s\",\"status\":\"%s\",\"cause\":\"%s\",\"side\":\"%s\",\"fired\":%zu,\"finding\":",
-		r->finding == SWARM_F_NONE ? "pass" : "finding", status_of(r), cause_name(r->cause),
-		run_side_name(r->side), r->fired);
-	if (r->finding == SWARM_F_NONE)
-		fputs("null", f);
-	else
-		fprintf(f, "\"%s\"", swarm_finding_name(r->finding));
-	fputs(",\"detail\":", f);
-	json_string(f, r->detail);
-	fputs(",\"bundle\":", f);
-	if (bundle && bundle[0])
-		json_string(f, bundle);
-	else
-		fputs("null", f);
-	fputc('}', f);
+	return json_pack("{s:o,s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", "seed", json_of_u64(r->seed), "config",
+			 json_of_str(r->config), "verdict", r->finding == SWARM_F_NONE ? "pass" : "finding", "status",
+			 status_of(r), "cause", cause_name(r->cause), "side", run_side_name(r->side), "fired",
+			 json_of_u64(r->fired), "finding",
+			 r->finding == SWARM_F_NONE ? json_null() : json_of_str(swarm_finding_name(r->finding)), "detail",
+			 json_of_str(r->detail), "bundle", bundle && bundle[0] ? json_of_str(bundle) : json_null());
 }
 
-static void json_head(FILE *f, const char *seeds, const char *shard, bool determinism, const char *build)
+static void json_head(struct json_stream *js, FILE *f, const char *seeds, const char *shard, bool determinism,
+		      const char *build)
 {
-	fprintf(f, "{\"swarm\":1,\"seeds\":\"%s\",\"shard\":\"%s\",\"check-determinism\":%s,\"build\":", seeds, shard,
-		determinism ? "true" : "false");
-	json_string(f, build);
-	fputs(",\"runs\":[\n", f);
+	json_stream_open(js, f,
+			 json_pack("{s:i,s:o,s:o,s:b,s:o}", "swarm", 1, "seeds", json_of_str(seeds), "shard",
+				   json_of_str(shard), "check-determinism", determinism, "build", json_of_str(build)),
+			 "runs", "\n", ",", "\n");
 }
 
-static void json_summary(FILE *f, const struct tally *t)
+static json_t *json_finding(const struct finding *g)
 {
-	fprintf(f, "],\"summary\":{\"runs\":%zu,\"completed\":%zu,\"failed\":%zu,\"findings\":%zu,\"classes\":{",
-		t->runs, t->completed, t->failed, t->findings);
+	char replay[SWARM_CONFIG_MAX + 16], shrunk[1200];
+	snprintf(replay, sizeof replay, "migbed run %s", g->config);
+	snprintf(shrunk, sizeof shrunk, "%s.shrunk", g->bundle);
+	return json_pack("{s:o,s:s,s:s,s:s,s:o,s:o,s:o}", "seed", json_of_u64(g->seed), "class",
+			 swarm_finding_name(g->cls), "cause", cause_name(g->cause), "side", run_side_name(g->side),
+			 "replay", json_of_str(replay), "bundle", g->bundle[0] ? json_of_str(g->bundle) : json_null(),
+			 "shrunk", g->shrunk ? json_of_str(shrunk) : json_null());
+}
+
+/* 0, or -EIO (a write error, or out of memory when !ferror). */
+static int json_summary(struct json_stream *js, const struct tally *t)
+{
+	json_t *classes = json_object(), *causes = json_object(), *list = json_array();
 	for (int c = 1; c < SWARM_FINDINGS; c++)
-		fprintf(f, "%s\"%s\":%zu", c > 1 ? "," : "", swarm_finding_name((enum swarm_finding)c), t->cls[c]);
-	fputs("},\"causes\":{", f);
-	const char *sep = "";
+		json_set(&classes, swarm_finding_name((enum swarm_finding)c), json_of_u64(t->cls[c]));
 	for (int c = 1; c <= CAUSE_COUNT; c++)
-		if (t->causes[c]) {
-			fprintf(f, "%s\"%s\":%zu", sep, cause_name(CAUSE_BASE + c), t->causes[c]);
-			sep = ",";
-		}
-	fputs("},\"finding-list\":[", f);
-	for (size_t i = 0; i < t->n_list; i++) {
-		const struct finding *g = &t->list[i];
-		fprintf(f, "%s\n{\"seed\":%llu,\"class\":\"%s\",\"cause\":\"%s\",\"side\":\"%s\",\"replay\":", i ? "," : "",
-			(unsigned long long)g->seed, swarm_finding_name(g->cls), cause_name(g->cause), run_side_name(g->side));
-		char replay[SWARM_CONFIG_MAX + 16];
-		snprintf(replay, sizeof replay, "migbed run %s", g->config);
-		json_string(f, replay);
-		fputs(",\"bundle\":", f);
-		if (g->bundle[0])
-			json_string(f, g->bundle);
-		else
-			fputs("null", f);
-		fputs(",\"shrunk\":", f);
-		if (g->shrunk) {
-			char shrunk[1200];
-			snprintf(shrunk, sizeof shrunk, "%s.shrunk", g->bundle);
-			json_string(f, shrunk);
-		} else {
-			fputs("null", f);
-		}
-		fputc('}', f);
-	}
-	fputs("]}}\n", f);
+		if (t->causes[c])
+			json_set(&causes, cause_name(CAUSE_BASE + c), json_of_u64(t->causes[c]));
+	for (size_t i = 0; i < t->n_list; i++)
+		json_add(&list, json_finding(&t->list[i]));
+	json_t *summary = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "runs", json_of_u64(t->runs), "completed",
+				    json_of_u64(t->completed), "failed", json_of_u64(t->failed), "findings",
+				    json_of_u64(t->findings), "classes", classes, "causes", causes, "finding-list", list);
+	return json_stream_close(js, "", json_pack("{s:o}", "summary", summary));
 }
 
 /* The human line of a run, and a finding's replay under it. */
@@ -433,12 +420,8 @@ static void after_run(void *arg, const struct swarm_plan *p, const struct runcfg
 	fflush(s->lines);
 	report_swarm_run(s, r, dir);
 	tally_add(&s->t, r, dir);
-	if (s->json.f) {
-		if (s->t.runs > 1)
-			fputc(',', s->json.f);
-		json_run(s->json.f, r, dir);
-		fputc('\n', s->json.f);
-	}
+	if (s->json.f)
+		json_stream_item(&s->js, json_run(r, dir));
 }
 
 /* ---- the command -------------------------------------------------------------------------------- */
@@ -508,7 +491,7 @@ static int swarm_go(struct swarm_cli *s)
 	if (s->json.f) {
 		char seeds[48];
 		snprintf(seeds, sizeof seeds, "%llu..%llu", (unsigned long long)s->x.seed_lo, (unsigned long long)s->x.seed_hi);
-		json_head(s->json.f, seeds, shard, s->x.check_determinism, run_build_id());
+		json_head(&s->js, s->json.f, seeds, shard, s->x.check_determinism, run_build_id());
 	}
 	sc = (struct swarm_config){ .seed_lo = s->x.seed_lo, .seed_hi = s->x.seed_hi, .shard_k = s->x.shard_k,
 				    .shard_n = s->x.shard_n, .check_determinism = s->x.check_determinism,
@@ -543,7 +526,8 @@ static int swarm_go(struct swarm_cli *s)
 	fprintf(stderr, "swarm: %zu runs in %.1f s (%.1f runs/s)\n", res.runs, elapsed_s(s),
 		elapsed_s(s) > 0 ? (double)res.runs / elapsed_s(s) : 0.0);
 	if (s->json.f) {
-		json_summary(s->json.f, &s->t);
+		if (json_summary(&s->js, &s->t) && !ferror(s->json.f))
+			return cli_usage_error("swarm: --json %s: out of memory", s->json.path);
 		if (out_file_commit(&s->json, &d))
 			return cli_usage_error("swarm: %s", d.msg);
 	}
@@ -605,61 +589,27 @@ static int parse_args(struct swarm_cli *s, int argc, char **argv)
 
 /* ---- merge: result files of shards into one ---------------------------------------------------- */
 
-/* Reading back what json_head, json_run and json_summary wrote: exactly that shape. */
-struct cur {
-	const char *s;
-	size_t i;
-};
+/* Reading back what json_head, json_run and json_summary wrote: the head line (its runs
+ * array opened), then one run a line, each a JSON object, read with the one reader
+ * (sim/json_in.h). */
 
-static bool lit(struct cur *c, const char *t)
+/* obj[key] as text into buf (null: "", when null_ok); false if missing, another type or too long. */
+static bool text_of(const json_t *obj, const char *key, char *buf, size_t n, bool null_ok)
 {
-	size_t n = strlen(t);
-	if (strncmp(c->s + c->i, t, n) != 0)
-		return false;
-	c->i += n;
-	return true;
-}
-
-static bool num(struct cur *c, uint64_t *v)
-{
-	const char *p = c->s + c->i;
-	char *e;
-	if (*p < '0' || *p > '9')
-		return false;
-	errno = 0;
-	*v = strtoull(p, &e, 10);
-	c->i += (size_t)(e - p);
-	return errno == 0;
-}
-
-static bool str(struct cur *c, char *buf, size_t n)
-{
-	size_t k = 0;
-	unsigned u;
-	if (!lit(c, "\""))
-		return false;
-	for (char ch; (ch = c->s[c->i++]) != '"';) {
-		if (ch == '\0' || k + 1 >= n)
-			return false;
-		if (ch == '\\') {
-			ch = c->s[c->i++];
-			if (ch == 'u' && sscanf(c->s + c->i, "%4x", &u) == 1 && u < 0x20) {
-				c->i += 4;
-				ch = (char)u;
-			} else if (ch != '"' && ch != '\\') {
-				return false;
-			}
-		}
-		buf[k++] = ch;
-	}
-	buf[k] = '\0';
-	return true;
-}
-
-static bool str_or_null(struct cur *c, char *buf, size_t n)
-{
+	const json_t *v = json_object_get(obj, key);
 	buf[0] = '\0';
-	return lit(c, "null") || str(c, buf, n);
+	if (null_ok && json_is_null(v))
+		return true;
+	return json_is_string(v) && json_string_length(v) < n && snprintf(buf, n, "%s", json_string_value(v)) >= 0;
+}
+
+static bool count_of(const json_t *obj, const char *key, uint64_t *v)
+{
+	const json_t *j = json_object_get(obj, key);
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return false;
+	*v = (uint64_t)json_integer_value(j);
+	return true;
 }
 
 /* The typed values of a run line's words. 0, or -1. */
@@ -679,21 +629,26 @@ static int run_words(struct swarm_run *r, const char *status, const char *cause,
 	return 0;
 }
 
-/* One run line (its leading comma taken off). 0, or the column of the problem (1-based). */
+/* One run line (its leading comma taken off). 0, or the column of the problem (1-based; 1
+ * when the line is JSON but not a run). */
 static size_t parse_run(const char *line, struct swarm_run *r, char *bundle, size_t bundle_n)
 {
-	struct cur c = { line, 0 };
 	char verdict[16], status[16], cause[64], side[8], finding[32];
 	uint64_t fired = 0;
+	json_error_t e;
 	memset(r, 0, sizeof *r);
-	if (!(lit(&c, "{\"seed\":") && num(&c, &r->seed) && lit(&c, ",\"config\":") && str(&c, r->config, sizeof r->config) &&
-	      lit(&c, ",\"verdict\":") && str(&c, verdict, sizeof verdict) && lit(&c, ",\"status\":") &&
-	      str(&c, status, sizeof status) && lit(&c, ",\"cause\":") && str(&c, cause, sizeof cause) &&
-	      lit(&c, ",\"side\":") && str(&c, side, sizeof side) && lit(&c, ",\"fired\":") && num(&c, &fired) &&
-	      lit(&c, ",\"finding\":") && str_or_null(&c, finding, sizeof finding) && lit(&c, ",\"detail\":") &&
-	      str(&c, r->detail, sizeof r->detail) && lit(&c, ",\"bundle\":") && str_or_null(&c, bundle, bundle_n) &&
-	      lit(&c, "}") && c.s[c.i] == '\0'))
-		return c.i + 1;
+	json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &e);
+	if (!o)
+		return e.column > 0 ? (size_t)e.column : 1;
+	bool ok = json_is_object(o) && json_object_size(o) == 10 && count_of(o, "seed", &r->seed) &&
+		  text_of(o, "config", r->config, sizeof r->config, false) &&
+		  text_of(o, "verdict", verdict, sizeof verdict, false) && text_of(o, "status", status, sizeof status, false) &&
+		  text_of(o, "cause", cause, sizeof cause, false) && text_of(o, "side", side, sizeof side, false) &&
+		  count_of(o, "fired", &fired) && text_of(o, "finding", finding, sizeof finding, true) &&
+		  text_of(o, "detail", r->detail, sizeof r->detail, false) && text_of(o, "bundle", bundle, bundle_n, true);
+	json_decref(o);
+	if (!ok)
+		return 1;
 	r->fired = (size_t)fired;
 	return run_words(r, status, cause, side, finding) ? 1 : 0;
 }
@@ -712,15 +667,27 @@ struct merged {
  * files before. 0, or -1 after the message. */
 static int merge_head(struct merged *m, const char *file, const char *line)
 {
-	struct cur c = { line, 0 };
-	char seeds[64], shard[48], build[256];
+	static const char open[] = ",\"runs\":[";
+	char seeds[64], shard[48], build[256], *obj = NULL;
 	unsigned long long k, n;
 	bool det = false;
-	if (!(lit(&c, "{\"swarm\":1,\"seeds\":") && str(&c, seeds, sizeof seeds) && lit(&c, ",\"shard\":") &&
-	      str(&c, shard, sizeof shard) && lit(&c, ",\"check-determinism\":") &&
-	      ((det = lit(&c, "true")) || lit(&c, "false")) && lit(&c, ",\"build\":") && str(&c, build, sizeof build) &&
-	      lit(&c, ",\"runs\":[") && c.s[c.i] == '\0'))
-		return cli_usage_error("swarm merge: %s:1: col %zu: not a migbed swarm --json file", file, c.i + 1);
+	size_t len = strlen(line);
+	json_error_t e;
+	json_t *h = NULL;
+	/* the head is an object whose last member, the runs, is left open: closed here to read it */
+	if (len > strlen(open) && !strcmp(line + len - strlen(open), open) && (obj = strndup(line, len - strlen(open) + 1)))
+		obj[len - strlen(open)] = '}';
+	if (obj)
+		h = json_loads(obj, JSON_REJECT_DUPLICATES, &e);
+	free(obj);
+	const json_t *sw = json_object_get(h, "swarm"), *dt = json_object_get(h, "check-determinism");
+	bool ok = h && json_object_size(h) == 5 && json_is_integer(sw) && json_integer_value(sw) == 1 &&
+		  text_of(h, "seeds", seeds, sizeof seeds, false) && text_of(h, "shard", shard, sizeof shard, false) &&
+		  json_is_boolean(dt) && text_of(h, "build", build, sizeof build, false);
+	det = json_is_true(dt);
+	json_decref(h);
+	if (!ok)
+		return cli_usage_error("swarm merge: %s:1: col 1: not a migbed swarm --json file", file);
 	if (sscanf(shard, "%llu/%llu", &k, &n) != 2 || k < 1 || k > n || n > TORTURE_SHARDS_MAX)
 		return cli_usage_error("swarm merge: %s:1: shard '%s' is not K/N (a merged file cannot be merged again)",
 				       file, shard);
@@ -855,18 +822,20 @@ static int merge_write(struct merged *m, const char *out)
 		free(ix);
 		return cli_usage_error("swarm merge: %s", d.msg);
 	}
-	json_head(o.f, m->seeds, shard, m->determinism, m->build);
+	struct json_stream js;
+	json_head(&js, o.f, m->seeds, shard, m->determinism, m->build);
 	for (size_t i = 0; i < m->n; i++) {
 		const struct swarm_run *r = &m->runs[ix[i]];
-		if (i)
-			fputc(',', o.f);
-		json_run(o.f, r, m->bundles[ix[i]]);
-		fputc('\n', o.f);
+		json_stream_item(&js, json_run(r, m->bundles[ix[i]]));
 		tally_add(&t, r, m->bundles[ix[i]]);
 	}
-	json_summary(o.f, &t);
+	bool oom = json_summary(&js, &t) && !ferror(o.f);
 	free(ix);
 	free(t.list);
+	if (oom) {
+		out_file_abort(&o);
+		return cli_usage_error("swarm merge: %s: out of memory", out);
+	}
 	if (out_file_commit(&o, &d))
 		return cli_usage_error("swarm merge: %s", d.msg);
 	fprintf(stderr, "swarm merge: %zu runs, %zu findings -> %s\n", t.runs, t.findings, out);

@@ -23,6 +23,8 @@
 #include "cli/run_report.h"
 #include "run/out_file.h"
 #include "run/sweep.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "sim/size.h"
 #include "vocab/cause.h"
 #include "vocab/vocab.h"
@@ -231,45 +233,52 @@ static void print_table(const struct sweep_result *res, FILE *f)
 		(unsigned long long)sweep_opts.shard_n, completed, res->n_rows - completed, res->n_pass);
 }
 
-static void json_row(const struct sweep_row *r, FILE *f)
+static json_t *json_row(const struct sweep_row *r)
 {
 	const struct metrics *m = &r->m;
-	fprintf(f, "{\"point\":%zu,\"chunk-size\":%llu,\"dst-chunk-size\":%llu,\"pin-all\":%s,\"guest\":%llu,"
-		   "\"link-gbps\":%llu,\"max-bandwidth\":%llu,\"downtime-limit-ms\":%llu,",
-		r->point, (unsigned long long)r->chunk_bytes, (unsigned long long)r->dst_chunk_bytes,
-		r->pin_all ? "true" : "false", (unsigned long long)m->ram_total,
-		(unsigned long long)(r->link_bytes_per_s * 8 / 1000000000ull),
-		(unsigned long long)r->max_bandwidth_bytes_per_s, (unsigned long long)r->downtime_limit_ms);
-	fprintf(f, "\"total-time\":%llu,\"downtime\":%llu,\"setup-time\":%llu,\"mbps\":%.3f,\"transferred\":%llu,",
-		(unsigned long long)m->total_time_ms, (unsigned long long)m->downtime_ms,
-		(unsigned long long)m->setup_time_ms, m->ram_mbps, (unsigned long long)m->ram_transferred);
-	fprintf(f, "\"registrations\":{\"%s\":%llu,\"%s\":%llu},\"compress\":%llu,"
-		   "\"pinned-peak\":{\"%s\":%llu,\"%s\":%llu},",
-		side_tok(VOCAB_SIDE_SRC), (unsigned long long)m->src.registrations, side_tok(VOCAB_SIDE_DST),
-		(unsigned long long)m->dst.registrations, (unsigned long long)m->src.msgs_sent[VOCAB_MSG_COMPRESS],
-		side_tok(VOCAB_SIDE_SRC), (unsigned long long)m->src.pinned_peak_bytes, side_tok(VOCAB_SIDE_DST),
-		(unsigned long long)m->dst.pinned_peak_bytes);
-	fprintf(f, "\"status\":\"%s\",\"cause\":\"%s\",\"side\":\"%s\",\"verdict\":\"%s\"}", r->completed ? "completed" : "failed",
-		cause_name(r->cause), run_side_name(r->side), r->pass ? "pass" : "fail");
+	const char *src = side_tok(VOCAB_SIDE_SRC), *dst = side_tok(VOCAB_SIDE_DST);
+	json_t *row = json_pack("{s:o,s:o,s:o,s:b,s:o,s:o,s:o,s:o}", "point", json_of_u64(r->point), "chunk-size",
+				json_of_u64(r->chunk_bytes), "dst-chunk-size", json_of_u64(r->dst_chunk_bytes), "pin-all",
+				r->pin_all, "guest", json_of_u64(m->ram_total), "link-gbps",
+				json_of_u64(r->link_bytes_per_s * 8 / 1000000000ull), "max-bandwidth",
+				json_of_u64(r->max_bandwidth_bytes_per_s), "downtime-limit-ms",
+				json_of_u64(r->downtime_limit_ms));
+	json_set(&row, "total-time", json_of_u64(m->total_time_ms));
+	json_set(&row, "downtime", json_of_u64(m->downtime_ms));
+	json_set(&row, "setup-time", json_of_u64(m->setup_time_ms));
+	json_set(&row, "mbps", json_of_fixed(m->ram_mbps, 3));
+	json_set(&row, "transferred", json_of_u64(m->ram_transferred));
+	json_set(&row, "registrations", json_pack("{s:o,s:o}", src, json_of_u64(m->src.registrations), dst,
+						  json_of_u64(m->dst.registrations)));
+	json_set(&row, "compress", json_of_u64(m->src.msgs_sent[VOCAB_MSG_COMPRESS]));
+	json_set(&row, "pinned-peak", json_pack("{s:o,s:o}", src, json_of_u64(m->src.pinned_peak_bytes), dst,
+						json_of_u64(m->dst.pinned_peak_bytes)));
+	json_set(&row, "status", json_of_str(r->completed ? "completed" : "failed"));
+	json_set(&row, "cause", json_of_str(cause_name(r->cause)));
+	json_set(&row, "side", json_of_str(run_side_name(r->side)));
+	json_set(&row, "verdict", json_of_str(r->pass ? "pass" : "fail"));
+	return row;
 }
 
-/* The sweep as JSON (no wall time: the same sweep writes the same file). */
-static void print_json(const struct sweep_cli *s, const struct sweep_result *res, FILE *f)
+/* The sweep as JSON (no wall time: the same sweep writes the same file), one row a line.
+ * 0, or -EIO (a write error, or out of memory when !ferror(f)). */
+static int print_json(const struct sweep_cli *s, const struct sweep_result *res, FILE *f)
 {
-	fprintf(f, "{\"backend\":\"%s\",\"shard\":\"%llu/%llu\",\"points\":%zu,\"swept\":[", s->backend,
-		(unsigned long long)sweep_opts.shard_k, (unsigned long long)sweep_opts.shard_n, res->total);
-	const char *sep = "";
+	char shard[48];
+	snprintf(shard, sizeof shard, "%llu/%llu", (unsigned long long)sweep_opts.shard_k,
+		 (unsigned long long)sweep_opts.shard_n);
+	json_t *swept = json_array();
 	for (int a = 0; a < SWEEP_AXES; a++)
-		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a)) {
-			fprintf(f, "%s\"%s\"", sep, sweep_axis_key((enum sweep_axis)a));
-			sep = ",";
-		}
-	fprintf(f, "],\"rows\":[\n");
-	for (size_t i = 0; i < res->n_rows; i++) {
-		json_row(&res->rows[i], f);
-		fprintf(f, "%s\n", i + 1 < res->n_rows ? "," : "");
-	}
-	fprintf(f, "],\"ok\":%s}\n", res->n_pass == res->n_rows ? "true" : "false");
+		if (sweep_varies(sweep_opts.sweep, (enum sweep_axis)a))
+			json_add(&swept, json_of_str(sweep_axis_key((enum sweep_axis)a)));
+	struct json_stream js;
+	json_stream_open(&js, f,
+			 json_pack("{s:o,s:s,s:o,s:o}", "backend", json_of_str(s->backend), "shard", shard, "points",
+				   json_of_u64(res->total), "swept", swept),
+			 "rows", "\n", ",\n", "");
+	for (size_t i = 0; i < res->n_rows; i++)
+		json_stream_item(&js, json_row(&res->rows[i]));
+	return json_stream_close(&js, "\n", json_pack("{s:b}", "ok", res->n_pass == res->n_rows));
 }
 
 static void print_csv(const struct sweep_result *res, FILE *f)
@@ -394,7 +403,8 @@ static int report(const struct sweep_cli *s, const struct sweep_result *res, str
 	if (sweep_opts.plot[0] && gnuplot_write("sweep", sweep_opts.plot, sweep_script, &pa))
 		return CLI_EXIT_USAGE;
 	if (json->f) {
-		print_json(s, res, json->f);
+		if (print_json(s, res, json->f) && !ferror(json->f))
+			return cli_usage_error("sweep: --json %s: out of memory", json->path);
 		if (out_file_commit(json, &d))
 			return cli_usage_error("sweep: %s", d.msg);
 	}

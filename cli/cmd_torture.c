@@ -27,6 +27,8 @@
 #include "faults/fault.h"
 #include "run/out_file.h"
 #include "run/torture.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "sim/size.h"
 
 #define TORTURE_ARGS_MAX 256
@@ -180,40 +182,33 @@ static void print_summary(const struct torture *t, const struct torture_result *
 		n[TORTURE_UNNAMED], n[TORTURE_CORRUPT], n[TORTURE_NOT_FIRED], n[TORTURE_ERROR]);
 }
 
-static void json_runs(const struct torture_result *res, FILE *f)
+/* The sweep as JSON (no wall times: the same sweep writes the same file), one run a line.
+ * 0, or -EIO (a write error, or out of memory when !ferror(f)). */
+static int print_json(const struct torture *t, const struct torture_result *res, FILE *f)
 {
+	char shard[48];
+	snprintf(shard, sizeof shard, "%llu/%llu", (unsigned long long)t->shard_k, (unsigned long long)t->shard_n);
+	json_t *groups = json_array(), *summary = json_object();
+	for (size_t i = 0; i < res->n_groups; i++)
+		json_add(&groups, json_pack("{s:s,s:s,s:o,s:o}", "site", fault_site_name(res->groups[i].site), "side",
+					    fault_side_name(res->groups[i].side), "calls", json_of_u64(res->groups[i].calls),
+					    "runs", json_of_u64(res->groups[i].runs)));
+	for (int v = 0; v < TORTURE_VERDICTS; v++)
+		json_set(&summary, torture_verdict_name((enum torture_verdict)v), json_of_u64(res->n[v]));
+	json_t *head = json_pack("{s:o,s:s,s:s,s:o,s:o,s:o}", "scenario", json_of_str(t->scenario ? t->scenario : ""),
+				 "backend", t->backend, "shard", shard, "max-runs", json_of_u64(t->max_runs), "calls",
+				 json_of_u64(res->calls), "groups", groups);
+	struct json_stream js;
+	json_stream_open(&js, f, head, "runs", "\n", ",", "\n");
 	for (size_t i = 0; i < res->n_runs; i++) {
 		const struct torture_run *r = &res->runs[i];
-		fprintf(f, "%s{\"site\":\"%s\",\"side\":\"%s\",\"call\":%llu,\"action\":\"%s\",\"verdict\":\"%s\",\"cause\":",
-			i ? "," : "", fault_site_name(r->site), fault_side_name(r->side), (unsigned long long)r->call,
-			r->action, torture_verdict_name(r->verdict));
-		json_string(f, cause_of(r));
-		fprintf(f, ",\"cause-side\":");
-		json_string(f, r->cause_side);
-		fprintf(f, ",\"detail\":");
-		json_string(f, r->detail);
-		fprintf(f, "}\n");
+		json_stream_item(&js, json_pack("{s:s,s:s,s:o,s:o,s:s,s:o,s:o,s:o}", "site", fault_site_name(r->site), "side",
+						fault_side_name(r->side), "call", json_of_u64(r->call), "action",
+						json_of_str(r->action), "verdict", torture_verdict_name(r->verdict), "cause",
+						json_of_str(cause_of(r)), "cause-side", json_of_str(r->cause_side), "detail",
+						json_of_str(r->detail)));
 	}
-}
-
-/* The sweep as JSON (no wall times: the same sweep writes the same file). */
-static void print_json(const struct torture *t, const struct torture_result *res, FILE *f)
-{
-	fprintf(f, "{\"scenario\":");
-	json_string(f, t->scenario ? t->scenario : "");
-	fprintf(f, ",\"backend\":\"%s\",\"shard\":\"%llu/%llu\",\"max-runs\":%llu,\"calls\":%llu,\"groups\":[",
-		t->backend, (unsigned long long)t->shard_k, (unsigned long long)t->shard_n,
-		(unsigned long long)t->max_runs, (unsigned long long)res->calls);
-	for (size_t i = 0; i < res->n_groups; i++)
-		fprintf(f, "%s{\"site\":\"%s\",\"side\":\"%s\",\"calls\":%llu,\"runs\":%llu}", i ? "," : "",
-			fault_site_name(res->groups[i].site), fault_side_name(res->groups[i].side),
-			(unsigned long long)res->groups[i].calls, (unsigned long long)res->groups[i].runs);
-	fprintf(f, "],\"runs\":[\n");
-	json_runs(res, f);
-	fprintf(f, "],\"summary\":{");
-	for (int v = 0; v < TORTURE_VERDICTS; v++)
-		fprintf(f, "%s\"%s\":%zu", v ? "," : "", torture_verdict_name((enum torture_verdict)v), res->n[v]);
-	fprintf(f, "},\"ok\":%s}\n", res->ok ? "true" : "false");
+	return json_stream_close(&js, "", json_pack("{s:o,s:b}", "summary", summary, "ok", res->ok));
 }
 
 /* The reruns as TAP (instead of the table; the summary a comment) or JUnit XML (cli/report.h). */
@@ -299,7 +294,8 @@ static int report(const struct torture *t, const struct torture_result *res, str
 	}
 	fflush(stdout);
 	if (json->f) {
-		print_json(t, res, json->f);
+		if (print_json(t, res, json->f) && !ferror(json->f))
+			return cli_usage_error("torture: --json %s: out of memory", t->json_path);
 		if (out_file_commit(json, &d))
 			return cli_usage_error("torture: %s", d.msg);
 	}

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/progress.h"
 #include "sim/json.h"
+#include "sim/json_in.h"
 #include "sim/size.h"
 #include "sim/trace.h"
 
@@ -277,34 +278,32 @@ static void print_text(const char *path, const struct trace_stats *s)
 	}
 }
 
-static void print_json(const char *path, const struct trace_stats *s)
+static json_t *stat_json(const char *path, const struct trace_stats *s)
 {
-	printf("{\"file\":");
-	json_string(stdout, path);
-	printf(",\"version\":%u,\"page-size\":%" PRIu64 ",\"blocks\":[", s->h.version,
-	       s->h.page_size);
-	for (size_t b = 0; b < s->h.n_blocks; b++) {
-		printf("%s{\"name\":", b ? "," : "");
-		json_string(stdout, s->h.blocks[b].name);
-		printf(",\"size-bytes\":%" PRIu64 ",\"pages\":%" PRIu64 "}",
-		       s->h.blocks[b].size_bytes, s->h.blocks[b].size_bytes / s->h.page_size);
-	}
-	printf("]");
-	if (s->h.version >= TRACE_VERSION_LAYOUT)
-		printf(",\"layout-pages\":%" PRIu64, s->layout_pages);
-	printf(",\"duration-ns\":%" PRIu64 ",\"epochs\":%" PRIu64 ",\"pages-written\":%" PRIu64
-	       ",\"unique-pages\":%" PRIu64 ",\"bytes-written\":%.0f,"
-	       "\"dirty-rate-mib-per-s\":%.3f,\"working-set\":[", s->h.duration_ns, s->epochs,
-	       s->pages_written, s->unique_pages,
-	       (double)s->pages_written * (double)s->h.page_size, dirty_rate_mib_per_s(s));
+	json_t *blocks = json_array(), *ws = json_array();
+	for (size_t b = 0; b < s->h.n_blocks; b++)
+		json_add(&blocks, json_pack("{s:o,s:o,s:o}", "name", json_of_str(s->h.blocks[b].name), "size-bytes",
+					    json_of_u64(s->h.blocks[b].size_bytes), "pages",
+					    json_of_u64(s->h.blocks[b].size_bytes / s->h.page_size)));
 	for (size_t i = 0; i < s->n_windows; i++) {
 		const struct window_stat *w = &s->win[i];
-		printf("%s{\"window-ns\":%" PRIu64 ",\"windows\":%" PRIu64 ",\"mean-pages\":%.1f,"
-		       "\"mean-mib\":%.3f,\"max-pages\":%" PRIu64 ",\"max-mib\":%.3f}", i ? "," : "",
-		       w->window_ns, w->n_full, window_mean(w), mib_of(s, window_mean(w)),
-		       w->max_pages, mib_of(s, (double)w->max_pages));
+		json_add(&ws, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "window-ns", json_of_u64(w->window_ns), "windows",
+					json_of_u64(w->n_full), "mean-pages", json_of_fixed(window_mean(w), 1), "mean-mib",
+					json_of_fixed(mib_of(s, window_mean(w)), 3), "max-pages", json_of_u64(w->max_pages),
+					"max-mib", json_of_fixed(mib_of(s, (double)w->max_pages), 3)));
 	}
-	printf("]}\n");
+	json_t *doc = json_pack("{s:o,s:I,s:o,s:o}", "file", json_of_str(path), "version", (json_int_t)s->h.version,
+				"page-size", json_of_u64(s->h.page_size), "blocks", blocks);
+	if (s->h.version >= TRACE_VERSION_LAYOUT)
+		json_set(&doc, "layout-pages", json_of_u64(s->layout_pages));
+	json_set(&doc, "duration-ns", json_of_u64(s->h.duration_ns));
+	json_set(&doc, "epochs", json_of_u64(s->epochs));
+	json_set(&doc, "pages-written", json_of_u64(s->pages_written));
+	json_set(&doc, "unique-pages", json_of_u64(s->unique_pages));
+	json_set(&doc, "bytes-written", json_of_fixed((double)s->pages_written * (double)s->h.page_size, 0));
+	json_set(&doc, "dirty-rate-mib-per-s", json_of_fixed(dirty_rate_mib_per_s(s), 3));
+	json_set(&doc, "working-set", ws);
+	return doc;
 }
 
 /* -------------------------------------------------------------------- options */
@@ -397,10 +396,11 @@ int cmd_trace_stat(int argc, char **argv)
 	rc = stats_collect(file, s, quiet);
 	if (rc)
 		goto out;
-	if (json)
-		print_json(file, s);
-	else
-		print_text(file, s);
+	if (json) {
+		rc = cli_print_json("trace stat", stat_json(file, s));
+		goto out;
+	}
+	print_text(file, s);
 	rc = fflush(stdout) == 0 ? CLI_EXIT_OK : cli_usage_error("trace stat: write error");
 out:
 	stats_free(s);

@@ -18,6 +18,7 @@
 
 #include "cli/bundle.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/run_args.h"
 #include "cli/run_report.h"
 #include "run/out_file.h"
@@ -126,6 +127,17 @@ static void dump_after(void *arg, mem *src, bool ran)
 		dm->rc = out_file_commit(&dm->of, NULL);
 }
 
+/* The side's migration with a status line on a terminal, as `run` has (cli/progress.h). */
+static int side_with_progress(struct runcfg *c, struct run_side *side, struct run_result *res, const char *who,
+			      struct diag *d)
+{
+	struct migration_progress mp;
+	progress_migration(&mp, who, c, side->role == ROLE_DST ? side : NULL);
+	int rc = run_migrate_side(c, side, res, d);
+	progress_end(&mp.p);
+	return rc;
+}
+
 int cmd_source(int argc, char **argv)
 {
 	struct opts_extra x;
@@ -145,7 +157,7 @@ int cmd_source(int argc, char **argv)
 		code = cli_usage_error("source: out of memory");
 	else if ((rc = parse(c, argc, argv, "source", usage_source)) != 0)
 		code = rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	else if (bundle_run_begin(&br, c, &d) || run_migrate_side(c, &side, res, &d)) {
+	else if (bundle_run_begin(&br, c, &d) || side_with_progress(c, &side, res, "source", &d)) {
 		fprintf(stderr, "migbed: source: %s\n", d.msg);
 		bundle_run_abort(&br);
 	} else
@@ -250,7 +262,7 @@ int cmd_dest(int argc, char **argv)
 		code = cli_usage_error("dest: out of memory");
 	else if ((rc = parse(c, argc, argv, "dest", usage_dest)) != 0)
 		code = rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	else if (bundle_run_begin(&br, c, &d) || run_migrate_side(c, &side, res, &d)) {
+	else if (bundle_run_begin(&br, c, &d) || side_with_progress(c, &side, res, "dest", &d)) {
 		fprintf(stderr, "migbed: dest: %s\n", d.msg);
 		bundle_run_abort(&br);
 	} else {

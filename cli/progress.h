@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* progress - the status line of long work on a terminal (`migbed run`, trace gen/stat,
+/* progress - the status line of long work on a terminal (`migbed run`, source, dest, trace gen/stat,
  * torture, swarm, sweep, shrink, record, calibrate): one line on standard error, rewritten in
  * place ("\r" ... erase to the end of the line) at most once a second of wall time, ended by a
  * newline when the work ends.
@@ -38,5 +38,17 @@ void progress_show(struct progress *p, const char *fmt, ...) __attribute__((form
 void progress_clear(struct progress *p, FILE *out);
 /* The work ended: a newline after the last line shown (nothing when none was). */
 void progress_end(struct progress *p);
+
+/* A migration's line, for `run`, `source` (the engine's: "WHO: round R, remaining ...") and
+ * `dest` (its own side: "dest: registrations N, pinned ... MiB, ..."): progress_migration
+ * sets up p (quiet: off) and hooks it into c's engine (source, run) and into side (dest; NULL
+ * for the others). */
+struct runcfg;
+struct run_side;
+struct migration_progress {
+	struct progress p;
+	const char *who;             /* "run", "source", "dest" */
+};
+void progress_migration(struct migration_progress *mp, const char *who, struct runcfg *c, struct run_side *side);
 
 #endif

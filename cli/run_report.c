@@ -2,11 +2,14 @@
 /* run_report - reporting a run's outcome (see run_report.h). */
 #include "cli/run_report.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/json.h"
 #include "run/explain.h"
+#include "sim/json_in.h"
 
 /* "3" or ">0" */
 static void fired_text(const struct runcfg_fired *w, char *buf, size_t n)
@@ -148,96 +151,75 @@ static void print_human(const struct runcfg *c, const struct metrics *m, const s
  * as print_qemu_lines has them; qemu-log-kind, how they are known (observed from a real
  * QEMU, or format strings read from its source), of which version; qemu-log-notes, each
  * line's situation ("" if none), index for index. */
-static void json_side(FILE *f, enum proto_impl impl, enum vocab_side side, int run_cause, bool completed,
-		      const struct cause_ctx *cx)
+static json_t *json_side(enum proto_impl impl, enum vocab_side side, int run_cause, bool completed,
+			 const struct cause_ctx *cx)
 {
 	const struct proto_profile *p = proto_profile(impl);
 	char line[512], note[96];
 	size_t pos = 0;
-	fprintf(f, "{\"completed\":%s,\"cause\":", completed ? "true" : "false");
-	json_string(f, cause_name(cx->cause));
-	fprintf(f, ",\"detail\":");
-	json_string(f, cx->detail);
-	fprintf(f, ",\"impl\":");
-	json_string(f, p->name);
-	fprintf(f, ",\"qemu-log\":[");
-	for (int i = 0; qemu_line(p, run_cause, side, cx, &pos, line, sizeof line, NULL, 0); i++) {
-		fprintf(f, "%s", i ? "," : "");
-		json_string(f, line);
-	}
-	fprintf(f, "],\"qemu-log-kind\":");
-	if (p->log_kind == PROTO_LOG_NONE)
-		fprintf(f, "null,\"qemu-log-version\":null");
-	else {
-		json_string(f, p->log_kind == PROTO_LOG_OBSERVED ? "observed" : "source");
-		fprintf(f, ",\"qemu-log-version\":");
-		json_string(f, p->log_tag);
-	}
-	fprintf(f, ",\"qemu-log-notes\":[");
+	json_t *lines = json_array(), *notes = json_array();
+	while (lines && qemu_line(p, run_cause, side, cx, &pos, line, sizeof line, NULL, 0))
+		json_add(&lines, json_of_str(line));
 	pos = 0;
-	for (int i = 0; run_cause && proto_profile_qemu_line(p, run_cause, side, &pos, line, sizeof line, note, sizeof note);
-	     i++) {
-		fprintf(f, "%s", i ? "," : "");
-		json_string(f, note);
-	}
-	fprintf(f, "]}");
+	while (notes && run_cause &&
+	       proto_profile_qemu_line(p, run_cause, side, &pos, line, sizeof line, note, sizeof note))
+		json_add(&notes, json_of_str(note));
+	bool logged = p->log_kind != PROTO_LOG_NONE;
+	return json_pack("{s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "completed", completed, "cause",
+			 json_of_str(cause_name(cx->cause)), "detail", json_of_str(cx->detail), "impl", json_of_str(p->name),
+			 "qemu-log", lines, "qemu-log-kind",
+			 !logged ? json_null() : json_of_str(p->log_kind == PROTO_LOG_OBSERVED ? "observed" : "source"),
+			 "qemu-log-version", logged ? json_of_str(p->log_tag) : json_null(), "qemu-log-notes", notes);
 }
 
-/* ,"faults":[{"rule":TEXT,"matched":N,"fired":N,"shadowed":N,"expect":">0"|"3"|null,
+/* "faults":[{"rule":TEXT,"matched":N,"fired":N,"shadowed":N,"expect":">0"|"3"|null,
  * "met":true|false|null}, ...]: one object per rule, in order; met is null when nothing is
  * expected of the rule or it cannot be checked in this process. */
-static void json_faults(const struct runcfg *c, const struct run_outcome *o, FILE *f)
+static json_t *json_faults(const struct runcfg *c, const struct run_outcome *o)
 {
-	fprintf(f, ",\"faults\":[");
-	for (int i = 0; i < o->n_faults; i++) {
+	json_t *arr = json_array();
+	for (int i = 0; arr && i < o->n_faults; i++) {
 		const struct run_fault *rf = &o->faults[i];
 		const struct runcfg_fired *want = run_expected_fired(c, i);
-		char w[32];
-		fprintf(f, "%s{\"rule\":", i ? "," : "");
-		json_string(f, c->faults[i]);
-		fprintf(f, ",\"matched\":%llu,\"fired\":%llu,\"shadowed\":%llu,\"expect\":",
-			(unsigned long long)rf->st.matched, (unsigned long long)rf->st.fired,
-			(unsigned long long)rf->st.shadowed);
-		if (want) {
+		char w[32] = "";
+		if (want)
 			fired_text(want, w, sizeof w);
-			json_string(f, w);
-		} else {
-			fprintf(f, "null");
-		}
-		fprintf(f, ",\"met\":%s}", !rf->judged ? "null" : rf->met ? "true" : "false");
+		json_add(&arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "rule", json_of_str(c->faults[i]), "matched",
+				       json_of_u64(rf->st.matched), "fired", json_of_u64(rf->st.fired), "shadowed",
+				       json_of_u64(rf->st.shadowed), "expect", want ? json_of_str(w) : json_null(), "met",
+				       !rf->judged ? json_null() : json_boolean(rf->met)));
 	}
-	fprintf(f, "]");
+	return arr;
 }
 
-void run_report_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
-		     const char *backend, FILE *f)
+json_t *run_report_doc(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
+		       const char *backend)
 {
-	fprintf(f, "{\"scenario\":");
-	json_string(f, c->scenario);
-	fprintf(f, ",\"backend\":");
-	json_string(f, backend);
-	fprintf(f, ",\"seed\":%llu,\"expect\":", (unsigned long long)c->seed);
-	json_string(f, c->expect_text);
-	fprintf(f, ",\"verdict\":\"%s\",\"status\":\"%s\",\"cause\":", o->pass ? "pass" : "fail",
-		o->completed ? "completed" : "failed");
-	json_string(f, cause_name(o->cause));
-	fprintf(f, ",\"side\":");
-	json_string(f, run_side_name(o->side));
-	fprintf(f, ",\"detail\":");
-	json_string(f, o->detail);
-	fprintf(f, ",\"hint\":");
-	json_string(f, o->completed ? "" : cause_hint(o->cause));
-	fprintf(f, ",\"verified\":%s,\"src\":", o->verified ? "true" : "false");
-	json_side(f, c->src_impl, VOCAB_SIDE_SRC, o->completed ? 0 : o->cause, o->src_completed, &o->src);
-	fprintf(f, ",\"dst\":");
-	json_side(f, c->dst_impl, VOCAB_SIDE_DST, o->completed ? 0 : o->cause, o->dst_completed, &o->dst);
-	fprintf(f, ",\"metrics\":");
 	char error_desc[CAUSE_DETAIL_MAX + 64];
 	if (!o->completed)
 		snprintf(error_desc, sizeof error_desc, "%s: %s", cause_name(o->cause), o->detail);
-	metrics_print_json(m, o->completed ? NULL : error_desc, f);
-	json_faults(c, o, f);
-	fprintf(f, "}\n");
+	json_t *doc = json_pack("{s:o,s:o,s:o,s:o,s:s,s:s,s:o,s:o,s:o,s:o,s:b}", "scenario", json_of_str(c->scenario),
+				"backend", json_of_str(backend), "seed", json_of_u64(c->seed), "expect",
+				json_of_str(c->expect_text), "verdict", o->pass ? "pass" : "fail", "status",
+				o->completed ? "completed" : "failed", "cause", json_of_str(cause_name(o->cause)), "side",
+				json_of_str(run_side_name(o->side)), "detail", json_of_str(o->detail), "hint",
+				json_of_str(o->completed ? "" : cause_hint(o->cause)), "verified", o->verified);
+	int cause = o->completed ? 0 : o->cause;
+	json_set(&doc, vocab_side_token(VOCAB_SIDE_SRC), json_side(c->src_impl, VOCAB_SIDE_SRC, cause, o->src_completed, &o->src));
+	json_set(&doc, vocab_side_token(VOCAB_SIDE_DST), json_side(c->dst_impl, VOCAB_SIDE_DST, cause, o->dst_completed, &o->dst));
+	json_set(&doc, "metrics", metrics_json(m, o->completed ? NULL : error_desc));
+	json_set(&doc, "faults", json_faults(c, o));
+	return doc;
+}
+
+int run_report_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
+		    const char *backend, FILE *f)
+{
+	if (!json_dump(f, run_report_doc(c, m, o, backend)))
+		return 0;
+	if (!ferror(f))   /* a write error is the caller's to name (out_file_commit) */
+		fprintf(stderr, "migbed: out of memory building the JSON result\n");
+	return -EIO;
 }
 
 int run_report(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
@@ -253,7 +235,10 @@ int run_report(const struct runcfg *c, const struct metrics *m, const struct run
 		o->completed ? "completed" : "failed", cause_name(o->cause), run_side_name(o->side));
 	fflush(out);
 	if (json && json->f) {
-		run_report_json(c, m, o, backend, json->f);
+		if (run_report_json(c, m, o, backend, json->f) && !ferror(json->f)) {
+			diag_set(d, "%s: the JSON result could not be built (out of memory)", json->path);
+			return CLI_EXIT_USAGE;
+		}
 		if (out_file_commit(json, d))
 			return CLI_EXIT_USAGE;
 	}

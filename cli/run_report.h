@@ -11,7 +11,6 @@
 #include "run/run.h"
 #include "sim/json.h"
 #include "sim/metrics.h"
-#include "sim/json.h"
 
 /* Print (unless quiet) and write the JSON result into json (opened by out_file_open; not
  * open: no JSON). Returns the exit code (2 if the JSON file could not be written; d set). */
@@ -21,8 +20,12 @@ int run_report(const struct runcfg *c, const struct metrics *m, const struct run
  * committed, or aborted), the run's output errors. Returns the exit code; on 2 the message
  * ("migbed: ...") is printed. */
 int run_report_result(const struct runcfg *c, struct run_result *res, struct diag *d);
-/* The JSON result (what --json writes) to f. */
-void run_report_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
-		     const char *backend, FILE *f);
+/* The JSON result (what --json writes), a jansson value (sim/json.h; NULL: out of memory). */
+struct json_t *run_report_doc(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
+			      const char *backend);
+/* It and a newline to f: 0, or -EIO (a write error: ferror(f); else out of memory, nothing
+ * written, a message on stderr). */
+int run_report_json(const struct runcfg *c, const struct metrics *m, const struct run_outcome *o,
+		    const char *backend, FILE *f);
 
 #endif

@@ -19,6 +19,8 @@
 #include "cli/run_report.h"
 #include "run/out_file.h"
 #include "run/run.h"
+#include "sim/json.h"
+#include "sim/json_in.h"
 #include "vocab/cause.h"
 
 #define SUITE_MAX 4096
@@ -181,16 +183,15 @@ static int write_junit(FILE *f, const struct entry *e, size_t n, double secs)
 	return rc;
 }
 
-static void write_json(FILE *f, const struct entry *e, size_t n, size_t pass, size_t fails, size_t errs)
+/* One scenario a line. 0, or -EIO (a write error, or out of memory when !ferror(f)). */
+static int write_json(FILE *f, const struct entry *e, size_t n, size_t pass, size_t fails, size_t errs)
 {
 	static const char *const result[] = { "pass", "fail", "error" };
-	fputs("{\"scenarios\":[", f);
+	struct json_stream js;
+	json_stream_open(&js, f, json_object(), "scenarios", "\n", ",\n", "");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n{\"name\":", i ? "," : "");
-		json_string(f, e[i].name);
-		fputs(",\"file\":", f);
-		json_string(f, e[i].file);
-		fprintf(f, ",\"result\":\"%s\"", result[e[i].code]);
+		json_t *o = json_pack("{s:o,s:o,s:s}", "name", json_of_str(e[i].name), "file", json_of_str(e[i].file),
+				      "result", result[e[i].code]);
 		if (e[i].code != CLI_EXIT_USAGE) {
 			/* the verdict line's fields, each a value */
 			char v[sizeof e[i].verdict], *save = NULL;
@@ -200,16 +201,16 @@ static void write_json(FILE *f, const struct entry *e, size_t n, size_t pass, si
 				if (!eq)
 					continue;
 				*eq = '\0';
-				fprintf(f, ",\"%s\":", t);
-				json_string(f, eq + 1);
+				json_set(&o, t, json_of_str(eq + 1));
 			}
 		}
-		fputs(",\"detail\":", f);
-		json_string(f, e[i].detail);
-		fprintf(f, ",\"seconds\":%.3f}", e[i].secs);
+		json_set(&o, "detail", json_of_str(e[i].detail));
+		json_set(&o, "seconds", json_of_fixed(e[i].secs, 3));
+		json_stream_item(&js, o);
 	}
-	fprintf(f, "\n],\"summary\":{\"scenarios\":%zu,\"passed\":%zu,\"failed\":%zu,\"errors\":%zu}}\n", n, pass, fails,
-		errs);
+	return json_stream_close(&js, "\n",
+				 json_pack("{s:{s:o,s:o,s:o,s:o}}", "summary", "scenarios", json_of_u64(n), "passed",
+					   json_of_u64(pass), "failed", json_of_u64(fails), "errors", json_of_u64(errs)));
 }
 
 bool run_suite_wanted(int argc, char **argv)
@@ -353,8 +354,10 @@ int run_suite(int argc, char **argv)
 		code = cli_usage_error("run: --junit %s: out of memory", junit);
 		goto out;
 	}
-	if (jj.f)
-		write_json(jj.f, e, n, pass, fails, errs);
+	if (jj.f && write_json(jj.f, e, n, pass, fails, errs) && !ferror(jj.f)) {
+		code = cli_usage_error("run: --json %s: out of memory", jj.path);
+		goto out;
+	}
 	if ((jx.f && out_file_commit(&jx, &d)) || (jj.f && out_file_commit(&jj, &d))) {
 		code = cli_usage_error("run: %s", d.msg);
 		goto out;

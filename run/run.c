@@ -583,8 +583,21 @@ static void finish_dst(struct run *r)
 
 /* A destination process serves one migration; bounded by the accept timeout, then by the
  * wait timeout between two events of the migration. */
-static void serve(struct run *r, uint64_t accept_ms)
+static void tell_progress(struct run *r, const struct run_side *s, bool connected)
 {
+	if (!s->dst_progress)
+		return;
+	const struct proto_stats *st = proto_dst_stats(r->pd);
+	struct run_dst_progress p = { .connected = connected, .registrations = st->registrations,
+				      .pinned_bytes = st->pinned_bytes, .file_bytes = st->file_bytes };
+	for (int i = 0; i < WIRE_TYPE_COUNT; i++)
+		p.messages_received += st->msgs_recv[i];
+	s->dst_progress(s->progress_arg, &p);
+}
+
+static void serve(struct run *r, const struct run_side *s)
+{
+	uint64_t accept_ms = s->accept_ms;
 	uint64_t idle_ns = 0, step = 10000000;   /* 10 ms */
 	bool connected = false;
 	for (;;) {
@@ -594,6 +607,7 @@ static void serve(struct run *r, uint64_t accept_ms)
 		if (proto_dst_state(r->pd) != PROTO_DST_RUNNING && p == 0)
 			return;
 		connected = connected || proto_dst_stats(r->pd)->msgs_sent[WIRE_READY] > 0;
+		tell_progress(r, s, connected);
 		int w = p > 0 ? 1 : hca_world_wait(r->w, step);
 		if (w < 0) {   /* the backend failed (a CM channel gone, the device removed): name it */
 			char why[128];
@@ -733,7 +747,7 @@ static int migrate_dst(struct run *r, const struct run_side *s)
 		return diag_set(&r->d, "cannot listen on %s: %s", s->addr, proto_dst_cause(r->pd)->detail);
 	if (s->listening)
 		s->listening(s->arg, s->addr);
-	serve(r, s->accept_ms);
+	serve(r, s);
 	finish_dst(r);
 	return 0;
 }

@@ -61,6 +61,15 @@ void run_result_copy(struct run_result *dst, const struct run_result *src);
 int run_migrate(const struct runcfg *cfg, struct run_result *res, struct diag *d);
 
 /* One side in this process (migbed source / migbed dest). */
+/* A destination process's state, for a status line (run_side.dst_progress). */
+struct run_dst_progress {
+	bool connected;               /* a source connected (the first READY sent) */
+	uint64_t registrations;       /* chunk (or block) MRs registered for guest RAM */
+	uint64_t pinned_bytes;        /* guest RAM registered now */
+	uint64_t messages_received;   /* control messages */
+	uint64_t file_bytes;          /* QEMU FILE stream bytes */
+};
+
 struct run_side {
 	enum run_role role;           /* ROLE_SRC or ROLE_DST */
 	const char *addr;             /* source: IP:PORT[@SRC_IP] to connect to; dest: to listen on */
@@ -72,6 +81,11 @@ struct run_side {
 	int (*src_before)(void *arg, mem *src, struct diag *d);
 	void (*src_after)(void *arg, mem *src, bool ran);
 	void *arg;
+	/* dest: told its state after every step while it serves (NULL: not); it only reads (the
+	 * caller's wall-clock status line, cli/progress.h, throttles itself). The source's is
+	 * the engine's (runcfg's eng.progress). */
+	void (*dst_progress)(void *arg, const struct run_dst_progress *p);
+	void *progress_arg;
 };
 int run_migrate_side(const struct runcfg *cfg, const struct run_side *side, struct run_result *res,
 		     struct diag *d);

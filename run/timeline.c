@@ -11,6 +11,7 @@
 
 #include "run/out_file.h"
 #include "sim/json.h"
+#include "sim/json_in.h"
 #include "vocab/vocab.h"
 
 enum { P_MIGRATION = 1, P_SRC, P_DST, P_OTHER, P_COUNT };
@@ -32,7 +33,7 @@ struct tl_span { uint64_t ns; char name[96]; };
 
 struct tl {
 	FILE *f;
-	bool first;
+	struct json_stream js;       /* the trace events, written as they are read */
 	/* the migration's phases */
 	uint64_t round_start_ns;     /* the running round's start (setup_done, or after a sleep) */
 	bool vm_stopped;
@@ -138,16 +139,17 @@ static int side_pid(const char *side)
 	return P_OTHER;
 }
 
-static void ts(FILE *f, const char *key, uint64_t ns)
+/* A time stamp: the event log's ns as the trace format's microseconds (ns / 1000 is the
+ * double nearest the 3-decimal value, written as that value). */
+static json_t *us(uint64_t ns)
 {
-	fprintf(f, "\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
+	return json_real((double)ns / 1000.0);
 }
 
-/* One trace event; args: the line's fields (NULL: none), or extra text (already JSON). */
+/* One trace event; args: the line's fields (NULL: none). */
 static void emit(struct tl *t, const char *ph, const char *name, int pid, int tid, uint64_t ns,
 		 uint64_t dur_ns, const struct tl_line *args, const char *scope)
 {
-	FILE *f = t->f;
 	if (t->plot) {
 		if (!strcmp(ph, "X") && pid == P_MIGRATION)
 			rec(t, !strcmp(name, "setup") ? ROW_SETUP : !strncmp(name, "round ", 6) ? ROW_ROUNDS
@@ -156,30 +158,19 @@ static void emit(struct tl *t, const char *ph, const char *name, int pid, int ti
 			rec(t, ROW_CHUNKS, ns, ns + dur_ns);
 		return;
 	}
-	fputs(t->first ? "\n" : ",\n", f);
-	t->first = false;
-	fprintf(f, "{\"ph\":\"%s\",\"name\":", ph);
-	json_string(f, name);
-	fprintf(f, ",\"pid\":%d,\"tid\":%d,", pid, tid);
-	ts(f, "ts", ns);
-	if (!strcmp(ph, "X")) {
-		fputc(',', f);
-		ts(f, "dur", dur_ns);
-	}
+	json_t *e = json_pack("{s:s,s:o,s:i,s:i,s:o}", "ph", ph, "name", json_of_str(name), "pid", pid, "tid", tid, "ts",
+			      us(ns));
+	if (!strcmp(ph, "X"))
+		json_set(&e, "dur", us(dur_ns));
 	if (scope)
-		fprintf(f, ",\"s\":\"%s\"", scope);
+		json_set(&e, "s", json_of_str(scope));
 	if (args && args->nf) {
-		fputs(",\"args\":{", f);
-		for (int i = 0; i < args->nf; i++) {
-			if (i)
-				fputc(',', f);
-			json_string(f, args->f[i].k);
-			fputc(':', f);
-			json_string(f, args->f[i].v);
-		}
-		fputc('}', f);
+		json_t *a = json_object();
+		for (int i = 0; i < args->nf; i++)
+			json_set(&a, args->f[i].k, json_of_str(args->f[i].v));
+		json_set(&e, "args", a);
 	}
-	fputc('}', f);
+	json_stream_item(&t->js, e);
 }
 
 static void counter(struct tl *t, const char *name, int pid, uint64_t ns, const char *key, int64_t v)
@@ -189,26 +180,18 @@ static void counter(struct tl *t, const char *name, int pid, uint64_t ns, const 
 			rec(t, ROW_WRITES, ns, (uint64_t)v);
 		return;
 	}
-	fputs(t->first ? "\n" : ",\n", t->f);
-	t->first = false;
-	fputs("{\"ph\":\"C\",\"name\":", t->f);
-	json_string(t->f, name);
-	fprintf(t->f, ",\"pid\":%d,\"tid\":0,", pid);
-	ts(t->f, "ts", ns);
-	fputs(",\"args\":{", t->f);
-	json_string(t->f, key);
-	fprintf(t->f, ":%" PRId64 "}}", v);
+	json_t *args = json_object();
+	json_set(&args, key, json_integer(v));
+	json_stream_item(&t->js, json_pack("{s:s,s:o,s:i,s:i,s:o,s:o}", "ph", "C", "name", json_of_str(name), "pid", pid,
+					   "tid", 0, "ts", us(ns), "args", args));
 }
 
 static void meta(struct tl *t, const char *what, int pid, int tid, const char *name)
 {
 	if (t->plot)
 		return;
-	fputs(t->first ? "\n" : ",\n", t->f);
-	t->first = false;
-	fprintf(t->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", what, pid, tid);
-	json_string(t->f, name);
-	fputs("}}", t->f);
+	json_stream_item(&t->js, json_pack("{s:s,s:s,s:i,s:i,s:{s:o}}", "ph", "M", "name", what, "pid", pid, "tid", tid,
+					   "args", "name", json_of_str(name)));
 }
 
 /* The writes-in-flight counter: one sample per time stamp (the last value at it). */
@@ -331,16 +314,17 @@ static void header(struct tl *t)
 		"chunks (registration)", "connection", "faults and outcome" };
 	if (t->plot)
 		return;
-	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"migbed timeline\","
-	      "\"time\":\"the event log's (virtual on the model backend)\"},\"traceEvents\":[", t->f);
-	t->first = true;
+	json_stream_open(&t->js, t->f,
+			 json_pack("{s:s,s:{s:s,s:s}}", "displayTimeUnit", "ms", "otherData", "generator", "migbed timeline",
+				   "time", "the event log's (virtual on the model backend)"),
+			 "traceEvents", "\n", ",\n", "");
 	meta(t, "process_name", P_MIGRATION, 0, "migration");
 	meta(t, "process_name", P_SRC, 0, vocab_side_alias(VOCAB_SIDE_SRC));
 	meta(t, "process_name", P_DST, 0, vocab_side_alias(VOCAB_SIDE_DST));
 	meta(t, "process_name", P_OTHER, 0, "other");
 	for (int p = P_MIGRATION; p < P_COUNT; p++) {
-		fprintf(t->f, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
-			"\"args\":{\"sort_index\":%d}}", p, p);
+		json_stream_item(&t->js, json_pack("{s:s,s:s,s:i,s:i,s:{s:i}}", "ph", "M", "name", "process_sort_index",
+						   "pid", p, "tid", 0, "args", "sort_index", p));
 		for (int th = T_PHASES; th < T_COUNT; th++)
 			if (th == T_PHASES ? p == P_MIGRATION : p != P_MIGRATION)
 				meta(t, "thread_name", p, th, threads[th]);
@@ -411,8 +395,10 @@ int timeline_write(const char *events_path, const char *out_path, struct diag *d
 	}
 	t->f = out.f;
 	rc = tl_read(t, events_path, d);
-	if (!rc)
-		fputs("\n]}\n", t->f);
+	if (!rc && json_stream_close(&t->js, "\n", json_object()) && !ferror(t->f)) {
+		diag_set(d, "%s: out of memory writing the timeline", events_path);
+		rc = -ENOMEM;
+	}
 	free(t);
 	if (rc) {
 		out_file_abort(&out);

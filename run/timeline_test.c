@@ -66,15 +66,15 @@ static void test_json(void **state)
 	assert_int_equal(timeline_write(path("a.ev"), path("a.json"), &d), 0);
 	char *j = slurp("a.json");
 	assert_non_null(j);
-	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"setup\",\"pid\":1,\"tid\":1,\"ts\":0.000,\"dur\":100.000"));
-	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"round 1\",\"pid\":1,\"tid\":1,\"ts\":100.000,\"dur\":200.000"));
-	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"chunk 0/0\",\"pid\":2,\"tid\":3,\"ts\":100.000,\"dur\":50.000"));
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"setup\",\"pid\":1,\"tid\":1,\"ts\":0.0,\"dur\":100.0"));
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"round 1\",\"pid\":1,\"tid\":1,\"ts\":100.0,\"dur\":200.0"));
+	assert_non_null(strstr(j, "{\"ph\":\"X\",\"name\":\"chunk 0/0\",\"pid\":2,\"tid\":3,\"ts\":100.0,\"dur\":50.0"));
 	/* the downtime: VM stopped -> the destination completed */
-	assert_non_null(strstr(j, "\"name\":\"downtime (VM stopped)\",\"pid\":1,\"tid\":1,\"ts\":300.000,\"dur\":100.000"));
+	assert_non_null(strstr(j, "\"name\":\"downtime (VM stopped)\",\"pid\":1,\"tid\":1,\"ts\":300.0,\"dur\":100.0"));
 	/* two writes posted at one time stamp: one sample (2), then 1, then 0 */
-	assert_non_null(strstr(j, "\"ts\":150.000,\"args\":{\"writes\":2}"));
-	assert_null(strstr(j, "\"ts\":150.000,\"args\":{\"writes\":1}"));
-	assert_non_null(strstr(j, "\"ts\":250.000,\"args\":{\"writes\":0}"));
+	assert_non_null(strstr(j, "\"ts\":150.0,\"args\":{\"writes\":2}"));
+	assert_null(strstr(j, "\"ts\":150.0,\"args\":{\"writes\":1}"));
+	assert_non_null(strstr(j, "\"ts\":250.0,\"args\":{\"writes\":0}"));
 	/* no span runs backwards, though the log's last wc is earlier than the round */
 	assert_null(strstr(j, "\"dur\":-"));
 }
@@ -86,7 +86,7 @@ static void test_backwards(void **state)
 	/* a hand-edited log: the round ends before the sleep that precedes it is over */
 	put("w.ev", "0.000100000 sim sleep ns=1000000\n0.000200000 sim round n=2 pages=1 pending_pages=0\n");
 	assert_int_equal(timeline_write(path("w.ev"), path("w.json"), &d), 0);
-	assert_non_null(strstr(slurp("w.json"), "\"name\":\"round 2\",\"pid\":1,\"tid\":1,\"ts\":1100.000,\"dur\":0.000"));
+	assert_non_null(strstr(slurp("w.json"), "\"name\":\"round 2\",\"pid\":1,\"tid\":1,\"ts\":1100.0,\"dur\":0.0"));
 }
 
 static void test_plot_data(void **state)

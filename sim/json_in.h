@@ -2,15 +2,10 @@
 /* json_in - the one JSON reader of migbed's inputs (libjansson): result files, bundles,
  * tables. A document that is not JSON is refused with "FILE:LINE:COLUMN: what jansson says"
  * (the caller prints it and exits 2); duplicate keys are refused too. The values are
- * jansson's json_t (json_decref when done).
- *
- * jansson's json_string() constructor is hidden here: in migbed that name is the writer's
- * (sim/json.h), and no reader needs to build a string. */
+ * jansson's json_t (json_decref when done). The writer is sim/json.h. */
 #ifndef MIGBED_SIM_JSON_IN_H
 #define MIGBED_SIM_JSON_IN_H
-#define json_string json_in_jansson_string_
 #include <jansson.h>
-#undef json_string
 
 #include "sim/diag.h"
 
@@ -20,7 +15,8 @@ json_t *json_in_file(const char *path, struct diag *d);
 json_t *json_in_text(const char *text, const char *name, struct diag *d);
 /* obj[key] if it is a string, else NULL. */
 const char *json_in_str(const json_t *obj, const char *key);
-/* jansson's json_string (hidden above): a new string value, NULL if s is not UTF-8. */
+/* A new string value of s, NULL if s is not UTF-8 (the writer's json_of_str makes any text
+ * writable). */
 json_t *json_in_string_value(const char *s);
 
 #endif

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 
 #include "sim/json.h"
+#include "sim/json_in.h"
 #include "vocab/vocab.h"
 
 double metrics_mbps(uint64_t transferred_bytes, uint64_t total_ms, uint64_t setup_ms)
@@ -56,61 +57,71 @@ void metrics_print_human(const struct metrics *m, FILE *f)
 }
 
 /* A message type's key: its token in QAPI's lower-case-with-dashes ("qemu-file"). */
-static void json_msg_key(FILE *f, int i)
+static void msg_key(int i, char *key, size_t n)
 {
-	fputc('"', f);
-	for (const char *c = vocab_msg_type_token((unsigned)i); *c; c++)
-		fputc(*c == '_' ? '-' : *c, f);
-	fputs("\":", f);
+	snprintf(key, n, "%s", vocab_msg_type_token((unsigned)i));
+	for (char *c = key; *c; c++)
+		if (*c == '_')
+			*c = '-';
 }
 
-static void json_side(const struct metrics_side *s, FILE *f)
+/* {TYPE:N, ...} of every message type but the first (none) */
+static json_t *json_msgs(const uint64_t *count)
 {
-	fprintf(f, "{\"registrations\":%" PRIu64 ",\"pinned-peak-bytes\":%" PRIu64 ",\"messages-sent\":{",
-		s->registrations, s->pinned_peak_bytes);
-	for (int i = 1; i < METRICS_MSG_TYPES; i++) {
-		fputs(i > 1 ? "," : "", f);
-		json_msg_key(f, i);
-		fprintf(f, "%" PRIu64, s->msgs_sent[i]);
+	json_t *o = json_object();
+	char key[64];
+	for (int i = 1; o && i < METRICS_MSG_TYPES; i++) {
+		msg_key(i, key, sizeof key);
+		if (json_object_set_new(o, key, json_of_u64(count[i]))) {
+			json_decref(o);
+			return NULL;
+		}
 	}
-	fprintf(f, "},\"messages-received\":{");
-	for (int i = 1; i < METRICS_MSG_TYPES; i++) {
-		fputs(i > 1 ? "," : "", f);
-		json_msg_key(f, i);
-		fprintf(f, "%" PRIu64, s->msgs_recv[i]);
-	}
-	fprintf(f, "}}");
+	return o;
 }
 
-void metrics_print_json(const struct metrics *m, const char *error_desc, FILE *f)
+static json_t *json_side(const struct metrics_side *s)
 {
-	fprintf(f, "{\"status\":\"%s\",\"total-time\":%" PRIu64 ",\"setup-time\":%" PRIu64 ",\"downtime\":%" PRIu64
-		   ",\"expected-downtime\":%" PRIu64,
-		m->status, m->total_time_ms, m->setup_time_ms, m->downtime_ms, m->expected_downtime_ms);
-	if (error_desc) {
-		fprintf(f, ",\"error-desc\":");
-		json_string(f, error_desc);
+	return json_pack("{s:o,s:o,s:o,s:o}", "registrations", json_of_u64(s->registrations), "pinned-peak-bytes",
+			 json_of_u64(s->pinned_peak_bytes), "messages-sent", json_msgs(s->msgs_sent),
+			 "messages-received", json_msgs(s->msgs_recv));
+}
+
+json_t *metrics_json(const struct metrics *m, const char *error_desc)
+{
+	json_t *o = json_pack("{s:s,s:o,s:o,s:o,s:o}", "status", m->status, "total-time", json_of_u64(m->total_time_ms),
+			      "setup-time", json_of_u64(m->setup_time_ms), "downtime", json_of_u64(m->downtime_ms),
+			      "expected-downtime", json_of_u64(m->expected_downtime_ms));
+	if (o && error_desc && json_object_set_new(o, "error-desc", json_of_str(error_desc)))
+		goto fail;
+	json_t *ram = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "transferred",
+				json_of_u64(m->ram_transferred), "remaining", json_of_u64(m->ram_remaining), "total",
+				json_of_u64(m->ram_total), "duplicate", json_of_u64(m->ram_duplicate), "normal",
+				json_of_u64(m->ram_normal), "normal-bytes", json_of_u64(m->ram_normal * m->page_size),
+				"mbps", json_of_fixed(m->ram_mbps, 3), "dirty-sync-count", json_of_u64(m->dirty_sync_count),
+				"page-size", json_of_u64(m->page_size), "precopy-bytes", json_of_u64(m->ram_precopy_bytes),
+				"downtime-bytes", json_of_u64(m->ram_downtime_bytes), "dirty-pages-rate",
+				json_of_u64(m->dirty_pages_rate), "pages-per-second", json_of_u64(m->pages_per_second));
+	json_t *own = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:o,s:o}", "rounds", json_of_u64(m->rounds), "rdma-writes",
+				json_of_u64(m->rdma_writes), "max-writes-in-flight", json_of_u64(m->max_writes_in_flight),
+				"guest-pages-written", json_of_u64(m->guest_pages_written), "chunk-size-src",
+				json_of_u64(m->chunk_bytes_src), "chunk-size-dst", json_of_u64(m->chunk_bytes_dst), "pin-all",
+				m->pin_all, vocab_side_token(VOCAB_SIDE_SRC), json_side(&m->src),
+				vocab_side_token(VOCAB_SIDE_DST), json_side(&m->dst));
+	if (!o) {
+		json_decref(ram);
+		json_decref(own);
+		return NULL;
 	}
-	fprintf(f, ",\"ram\":{\"transferred\":%" PRIu64 ",\"remaining\":%" PRIu64 ",\"total\":%" PRIu64
-		   ",\"duplicate\":%" PRIu64 ",\"normal\":%" PRIu64 ",\"normal-bytes\":%" PRIu64
-		   ",\"mbps\":%.3f,\"dirty-sync-count\":%" PRIu64 ",\"page-size\":%" PRIu64
-		   ",\"precopy-bytes\":%" PRIu64 ",\"downtime-bytes\":%" PRIu64 ",\"dirty-pages-rate\":%" PRIu64
-		   ",\"pages-per-second\":%" PRIu64 "}",
-		m->ram_transferred, m->ram_remaining, m->ram_total, m->ram_duplicate, m->ram_normal,
-		m->ram_normal * m->page_size, m->ram_mbps, m->dirty_sync_count, m->page_size,
-		m->ram_precopy_bytes, m->ram_downtime_bytes, m->dirty_pages_rate, m->pages_per_second);
-	fprintf(f, ",\"migbed\":{\"rounds\":%" PRIu64 ",\"rdma-writes\":%" PRIu64 ",\"max-writes-in-flight\":%" PRIu64
-		   ",\"guest-pages-written\":%" PRIu64 ",\"chunk-size-src\":%" PRIu64 ",\"chunk-size-dst\":%" PRIu64
-		   ",\"pin-all\":%s,\"src\":",
-		m->rounds, m->rdma_writes, m->max_writes_in_flight, m->guest_pages_written, m->chunk_bytes_src,
-		m->chunk_bytes_dst, m->pin_all ? "true" : "false");
-	json_side(&m->src, f);
-	fprintf(f, ",\"dst\":");
-	json_side(&m->dst, f);
-	fprintf(f, "}");
-	if (m->include_wall)
-		fprintf(f, ",\"wall-clock\":{\"total-time\":%" PRIu64 ",\"data-phase\":{\"writes\":%" PRIu64
-			",\"bytes\":%" PRIu64 ",\"us\":%" PRIu64 "}}", m->wall_total_ms, m->wall_writes,
-			m->wall_write_bytes, m->wall_write_us);
-	fprintf(f, "}");
+	if (json_object_set_new(o, "ram", ram) || json_object_set_new(o, "migbed", own))
+		goto fail;
+	if (m->include_wall &&
+	    json_object_set_new(o, "wall-clock", json_pack("{s:o,s:{s:o,s:o,s:o}}", "total-time", json_of_u64(m->wall_total_ms),
+					       "data-phase", "writes", json_of_u64(m->wall_writes), "bytes",
+					       json_of_u64(m->wall_write_bytes), "us", json_of_u64(m->wall_write_us))))
+		goto fail;
+	return o;
+fail:
+	json_decref(o);
+	return NULL;
 }

@@ -55,8 +55,10 @@ struct metrics {
 /* "ram.mbps" as QEMU computes it at completion. */
 double metrics_mbps(uint64_t transferred_bytes, uint64_t total_ms, uint64_t setup_ms);
 void metrics_print_human(const struct metrics *m, FILE *f);
-/* error_desc: query-migrate's "error-desc" (NULL: none, the key left out, as QEMU does
- * unless the migration failed). */
-void metrics_print_json(const struct metrics *m, const char *error_desc, FILE *f);
+/* The JSON object of m (a jansson value, sim/json.h; NULL: out of memory). error_desc:
+ * query-migrate's "error-desc" (NULL: none, the key left out, as QEMU does unless the
+ * migration failed). */
+struct json_t;
+struct json_t *metrics_json(const struct metrics *m, const char *error_desc);
 
 #endif
