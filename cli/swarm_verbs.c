@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <rdma/rdma_cma.h>
+#include "sim/json_in.h"
 
 #define FDS_MAX 4096                    /* fds watched by the leak oracle (0..FDS_MAX-1) */
 #define RDMA_OUT_MAX (1u << 20)         /* bytes of one `rdma -j resource show` read */
@@ -93,13 +94,18 @@ static char *rdma_show(const char *kind)
 	return buf;
 }
 
-/* Objects of process pid in rdma's JSON ("pid":PID followed by a non-digit). */
-static size_t objects_of(const char *json, long pid)
+/* Objects of process pid in rdma's JSON (an array of objects, each with its "pid" when a process
+ * owns it), read with jansson; output that is not such an array counts none. */
+static size_t objects_of(const char *text, long pid)
 {
-	char key[32];
-	size_t n = 0, kl = (size_t)snprintf(key, sizeof key, "\"pid\":%ld", pid);
-	for (const char *p = json; (p = strstr(p, key)); p += kl)
-		n += p[kl] < '0' || p[kl] > '9';
+	json_t *a = json_loads(text, 0, NULL), *o;
+	size_t n = 0, i;
+	if (json_is_array(a))
+		json_array_foreach(a, i, o) {
+			json_t *p = json_object_get(o, "pid");
+			n += json_is_integer(p) && json_integer_value(p) == pid;
+		}
+	json_decref(a);
 	return n;
 }
 
