@@ -263,6 +263,30 @@ json_num() {  # json_num FILE PATH -> the value at jq PATH (fails if it is missi
   [ "$status" -eq 1 ]
 }
 
+# QEMU registers its control buffers LOCAL_WRITE | REMOTE_WRITE (qemu_rdma_reg_control), on
+# either side; a side playing a QEMU profile does too. migbed's own protocol needs no remote
+# access there (SEND/RECV only) and registers them LOCAL_WRITE only: a peer cannot overwrite a
+# message it has not handled yet (issue 16, docs/security.md). Three 512 KiB buffers a side.
+@test "control buffers: LOCAL_WRITE only on migbed's own sides, remote-writable on a side playing QEMU" {
+  run "$MIGBED" run "$S/model-rand-set-1m.scn" --quiet --events "$BATS_TEST_TMPDIR/own.ev"
+  [ "$status" -eq 0 ]
+  for side in src dst; do
+    run grep -c " $side reg_mr addr=\* len=524288 access=0x1 " "$BATS_TEST_TMPDIR/own.ev"
+    [ "$status" -eq 0 ]
+    [ "$output" -eq 3 ]
+    run grep -c " $side reg_mr addr=\* len=524288 access=0x3 " "$BATS_TEST_TMPDIR/own.ev"
+    [ "$status" -eq 1 ]
+  done
+  run "$MIGBED" run "$S/model-rand-set-1m.scn" --src-impl qemu-7.2 --quiet --events "$BATS_TEST_TMPDIR/q.ev"
+  [ "$status" -eq 0 ]
+  run grep -c " src reg_mr addr=\* len=524288 access=0x3 " "$BATS_TEST_TMPDIR/q.ev"
+  [ "$status" -eq 0 ]
+  [ "$output" -eq 3 ]
+  run grep -c " dst reg_mr addr=\* len=524288 access=0x1 " "$BATS_TEST_TMPDIR/q.ev"
+  [ "$status" -eq 0 ]
+  [ "$output" -eq 3 ]
+}
+
 # The model grants what rxe grants (a 1023-deep send queue for QEMU's 512): more than 512 RDMA
 # WRITEs in flight complete, with no wait cut short after 513 completions (issue 12; the same
 # test runs on rxe in bats/verbs/verbs.bats).

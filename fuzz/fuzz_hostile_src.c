@@ -28,7 +28,9 @@
 #define WAIT_NS (200ull * 1000 * 1000)          /* the destination's single wait: 200 ms */
 #define DEADLINE_NS (5ull * 1000 * 1000 * 1000)  /* and its whole migration: 5 s (virtual) */
 
-static const struct mem_block_spec guest[] = { { "pc.ram", 2 * MIB }, { "vga.vram", 1 * MIB } };
+/* Small (a world per input; the destination digests its guest at every VERIFY): pc.ram spans
+ * two 1 MiB chunks, the second of 4 pages; vga.vram is 16 pages. */
+static const struct mem_block_spec guest[] = { { "pc.ram", 1 * MIB + 4 * PAGE }, { "vga.vram", 16 * PAGE } };
 #define N_GUEST 2
 /* The destination's ram_addr space, last block first, 2 MiB aligned: vga.vram at 0, pc.ram at 2 MiB. */
 static const uint64_t ram_addr[N_GUEST] = { 2 * MIB, 0 };
@@ -81,7 +83,7 @@ static bool connect_src(struct rig *r, bool pin_all)
 	hca_ep_map_guest(r->ep, r->src);   /* the model copies guest to guest */
 	struct hca_qp_caps qc = { .max_send_wr = 16, .max_recv_wr = 3, .max_send_sge = 1, .max_recv_sge = 1,
 				  .cq_entries = 64 };
-	if (hca_ep_setup(r->ep, &qc) || ctl_init(&r->ctl, r->ep, VOCAB_SIDE_SRC, &r->st, &r->cx))
+	if (hca_ep_setup(r->ep, &qc) || ctl_init(&r->ctl, r->ep, VOCAB_SIDE_SRC, false, &r->st, &r->cx))
 		abort();
 	r->ctl_ok = true;
 	if (hca_reg_mr(r->ep, mem_block_addr(r->src, 0), mem_block_bytes(r->src, 0), HCA_ACCESS_LOCAL_WRITE,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_stream - migbed's stream v1 (transport/stream.h), as a destination reads it from a
+/* fuzz_stream - migbed's stream (transport/stream.h), as a destination reads it from a
  * source it does not control, and its translation for a real QEMU destination
  * (qemu_stream_write, transport/qemu_stream.h).
  *

@@ -83,7 +83,7 @@ struct acc {
 };
 
 struct explain {
-	struct pattern *pat;
+	const struct pattern *pat;         /* the cause table compiled (compiled_table) */
 	int npat;
 	struct log logs[EXPLAIN_LOGS_MAX];
 	size_t nlogs;
@@ -246,22 +246,46 @@ static int compile_row(struct pattern *p, int cause, const char *row, size_t len
 	return rc ? rc : 1;
 }
 
-static int compile_all(struct explain *x)
+static int compile_all(struct pattern *pat, int *npat)
 {
+	*npat = 0;
 	for (int c = CAUSE_FIRST; c < CAUSE_END; c++) {
 		const char *all = cause_qemu(c);
 		while (all && *all) {
 			const char *end = strstr(all, " | ");
 			size_t len = end ? (size_t)(end - all) : strlen(all);
-			if (x->npat == PATS_MAX)
+			if (*npat == PATS_MAX)
 				return -E2BIG;
-			int rc = compile_row(&x->pat[x->npat], c, all, len);
+			int rc = compile_row(&pat[*npat], c, all, len);
 			if (rc < 0)
 				return rc;
-			x->npat += rc;
+			*npat += rc;
 			all += len + (end ? 3 : 0);
 		}
 	}
+	return 0;
+}
+
+/* The cause table compiled once per process (it is constant): every explain shares it, read
+ * only. Never freed (reachable to the end, as the table it is built from). Not thread-safe on
+ * the first call; migbed calls it from one thread. */
+static int compiled_table(const struct pattern **pat, int *npat)
+{
+	static struct pattern *table;
+	static int n;
+	if (!table) {
+		struct pattern *t = calloc(PATS_MAX, sizeof *t);
+		if (!t)
+			return -ENOMEM;
+		int rc = compile_all(t, &n);
+		if (rc) {
+			free(t);
+			return rc;
+		}
+		table = t;
+	}
+	*pat = table;
+	*npat = n;
 	return 0;
 }
 
@@ -283,6 +307,16 @@ static size_t span_of(enum tok_kind k, const char *s)
 	return i > d ? i : 0;
 }
 
+/* The first place at or after s where the literal lit (len bytes, not NUL-terminated) starts;
+ * NULL if none. */
+static const char *find_lit(const char *s, const char *lit, size_t len)
+{
+	for (; (s = strchr(s, lit[0])); s++)
+		if (!strncmp(s, lit, len))
+			return s;
+	return NULL;
+}
+
 /* Does p match s from token ti on (the rest of the line may follow)? Depth: ntok. */
 static bool match_from(const struct pattern *p, int ti, const char *s, struct capture *cap)
 {
@@ -295,7 +329,17 @@ static bool match_from(const struct pattern *p, int ti, const char *s, struct ca
 		return !strncmp(s, t->s, t->len) && match_from(p, ti + 1, s + t->len, cap);
 	}
 	size_t rest = strlen(s);
-	if (t->kind == TOK_STR) {                  /* shortest first: the literal after it decides */
+	if (t->kind == TOK_STR && ti + 1 < p->ntok && p->tok[ti + 1].kind == TOK_LIT) {
+		/* shortest first: only where the literal after it starts can the rest match */
+		const struct tok *next = &p->tok[ti + 1];
+		for (const char *q = s; (q = find_lit(q, next->s, next->len)); q++) {
+			cap->len[ti] = (size_t)(q - s);
+			if (match_from(p, ti + 1, q, cap))
+				return true;
+		}
+		return false;
+	}
+	if (t->kind == TOK_STR) {                  /* shortest first: the token after it decides */
 		for (size_t n = ti + 1 == p->ntok ? rest : 0; n <= rest; n++) {
 			cap->len[ti] = n;
 			if (match_from(p, ti + 1, s + n, cap))
@@ -311,16 +355,23 @@ static bool match_from(const struct pattern *p, int ti, const char *s, struct ca
 	return false;
 }
 
+/* The first place in line p matches (the leftmost start, each token as match_from takes it).
+ * Only starts that can match are tried: none without the longest literal; where the first
+ * token is a literal, where it occurs; where it is a %s, the line's start alone (a %s from
+ * there takes whatever a later start would skip). */
 static bool match_line(const struct pattern *p, const char *line, struct capture *cap)
 {
-	if (p->anchor >= 0) {
-		const struct tok *a = &p->tok[p->anchor];
-		char needle[PAT_ROW_MAX];
-		memcpy(needle, a->s, a->len);
-		needle[a->len] = '\0';
-		if (!strstr(line, needle))
-			return false;
+	if (p->anchor >= 0 && !find_lit(line, p->tok[p->anchor].s, p->tok[p->anchor].len))
+		return false;
+	const struct tok *t0 = &p->tok[0];
+	if (t0->kind == TOK_LIT) {
+		for (const char *s = line; (s = find_lit(s, t0->s, t0->len)); s++)
+			if (match_from(p, 0, s, cap))
+				return true;
+		return false;
 	}
+	if (t0->kind == TOK_STR)
+		return *line && match_from(p, 0, line, cap);
 	for (const char *s = line; *s; s++)
 		if (match_from(p, 0, s, cap))
 			return true;
@@ -406,8 +457,7 @@ struct explain *explain_new(void)
 	struct explain *x = calloc(1, sizeof *x);
 	if (!x)
 		return NULL;
-	x->pat = calloc(PATS_MAX, sizeof *x->pat);
-	if (!x->pat || compile_all(x)) {
+	if (compiled_table(&x->pat, &x->npat)) {
 		explain_free(x);
 		return NULL;
 	}
@@ -426,7 +476,6 @@ void explain_free(struct explain *x)
 		for (size_t i = 0; i < l->n_un; i++)
 			free(l->un[i].text);
 	}
-	free(x->pat);
 	free(x);
 }
 

@@ -2,8 +2,8 @@
 /* trace - page-dirtying traces, format v1 and v2 (see trace.h and docs/trace-format.md).
  *
  * Reading: one input layer (plain read() or libzstd streaming decompression) fills a text
- * buffer of at most TRACE_LINE_MAX_BYTES plus one read chunk; lines are cut out of it in
- * place. One line parser serves both the reader API (first defect is fatal and sticky) and
+ * buffer that starts small and grows on demand (a long line) up to TRACE_LINE_MAX_BYTES plus
+ * one read chunk; lines are cut out of it in place. One line parser serves both the reader API (first defect is fatal and sticky) and
  * trace_check (every defect is reported, parsing resumes at the next line).
  *
  * Writing: text is formatted into a buffer that goes to FILE.tmp through write() or
@@ -27,6 +27,8 @@
 #define TRACE_LINE_MAX_BYTES (1024 * 1024)     /* longest line a reader accepts */
 #define TRACE_READ_CHUNK_BYTES (128 * 1024)
 #define TRACE_TEXT_CAP_BYTES (TRACE_LINE_MAX_BYTES + TRACE_READ_CHUNK_BYTES + 1)
+#define TRACE_TEXT_FIRST_BYTES (16 * 1024)     /* the text buffer's first size: most traces' lines fit */
+#define TRACE_ZREAD_BYTES (32 * 1024)          /* compressed bytes read at a time */
 #define TRACE_CHECK_MAX_DEFECTS 1000           /* trace_check stops after this many */
 #define TRACE_MIN_PAGE_BYTES UINT64_C(512)
 #define TRACE_MAX_PAGE_BYTES (UINT64_C(1) << 30)
@@ -260,6 +262,7 @@ struct trace_in {
 	bool out_was_full;           /* the last decompression filled its output: call again */
 	bool sniffed;                /* first bytes of a plain file looked at */
 	char *buf;                   /* text; [start, end) not yet cut into lines */
+	size_t cap;                  /* buf's size: grows to TRACE_TEXT_CAP_BYTES as lines need */
 	size_t start, end;
 	bool eof;                    /* no more text */
 };
@@ -445,7 +448,17 @@ static int fill(struct trace_reader *r)
 		in->start = 0;
 	}
 	assert(in->end <= TRACE_LINE_MAX_BYTES);
-	space = TRACE_TEXT_CAP_BYTES - 1 - in->end;
+	if (in->cap - 1 - in->end < TRACE_READ_CHUNK_BYTES && in->cap < TRACE_TEXT_CAP_BYTES &&
+	    in->end > in->cap / 2) {   /* a line longer than half the buffer: double it */
+		size_t cap = in->cap * 2 < TRACE_TEXT_CAP_BYTES ? in->cap * 2 : TRACE_TEXT_CAP_BYTES;
+		char *buf = realloc(in->buf, cap);
+		if (!buf)
+			return fatal(r, -ENOMEM, tail_line(r), "out of memory (a line of %zu bytes)",
+				     in->end);
+		in->buf = buf;
+		in->cap = cap;
+	}
+	space = in->cap - 1 - in->end;
 	if (space > TRACE_READ_CHUNK_BYTES)
 		space = TRACE_READ_CHUNK_BYTES;
 	return in->zst ? fill_zstd(r, space) : fill_plain(r, space);
@@ -918,10 +931,11 @@ static int reader_new(const char *path, struct trace_reader **out, struct diag *
 	}
 	r->in.fd = -1;
 	r->path = strdup(path);
-	r->in.buf = malloc(TRACE_TEXT_CAP_BYTES);
+	r->in.cap = TRACE_TEXT_FIRST_BYTES;
+	r->in.buf = malloc(r->in.cap);
 	r->in.zst = ends_with(path, ".zst");
 	if (r->in.zst) {
-		r->in.zcap = ZSTD_DStreamInSize();
+		r->in.zcap = TRACE_ZREAD_BYTES;
 		r->in.zbuf = malloc(r->in.zcap);
 		r->in.dctx = ZSTD_createDCtx();
 	}

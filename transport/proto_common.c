@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void proto_opts_defaults(struct proto_opts *o)
 {
@@ -16,22 +17,48 @@ void proto_opts_defaults(struct proto_opts *o)
 	o->caps_version = WIRE_CAP_VERSION;
 }
 
-int ctl_init(struct ctl *c, hca_ep *ep, enum vocab_side side, struct proto_stats *st,
-	     struct cause_ctx *cx)
+/* A control buffer: page-aligned (the model counts pinned bytes by page), zero, and lazy: its
+ * pages are the kernel's zero page until a message is written into them, so a side that only
+ * ever exchanges small messages touches a few of its 512 KiB (a world per fuzz input, a
+ * swarm's thousands of runs). A PROT_NONE page on each side: a read or write past either end
+ * faults, in every build, as ASan's redzones would. */
+#define CTL_GUARD_BYTES 4096u
+
+static uint8_t *ctl_buf_map(void)
 {
+	size_t total = WIRE_CONTROL_BUF_BYTES + 2 * CTL_GUARD_BYTES;
+	uint8_t *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p + CTL_GUARD_BYTES, WIRE_CONTROL_BUF_BYTES, PROT_READ | PROT_WRITE)) {
+		munmap(p, total);
+		return NULL;
+	}
+	return p + CTL_GUARD_BYTES;
+}
+
+static void ctl_buf_unmap(uint8_t *b)
+{
+	if (b)
+		munmap(b - CTL_GUARD_BYTES, WIRE_CONTROL_BUF_BYTES + 2 * CTL_GUARD_BYTES);
+}
+
+int ctl_init(struct ctl *c, hca_ep *ep, enum vocab_side side, bool remote_write,
+	     struct proto_stats *st, struct cause_ctx *cx)
+{
+	unsigned access = HCA_ACCESS_LOCAL_WRITE | (remote_write ? HCA_ACCESS_REMOTE_WRITE : 0u);
 	memset(c, 0, sizeof *c);
 	c->ep = ep;
 	c->side = side;
 	c->stats = st;
 	for (int i = 0; i < WIRE_SLOTS; i++) {
 		int frc = hca_fault_alloc(hca_ep_world(ep), side);   /* the `alloc` fault site */
-		c->buf[i] = frc ? NULL : aligned_alloc(4096, WIRE_CONTROL_BUF_BYTES);
+		c->buf[i] = frc ? NULL : ctl_buf_map();
 		if (!c->buf[i])
 			return cause_set(cx, CAUSE_RESOURCE_EXHAUSTED, "control buffer %d: %s", i,
 					 strerror(frc ? -frc : ENOMEM));
-		memset(c->buf[i], 0, WIRE_CONTROL_BUF_BYTES);
-		int rc = hca_reg_mr(ep, (uint64_t)(uintptr_t)c->buf[i], WIRE_CONTROL_BUF_BYTES,
-				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &c->mr[i]);
+		int rc = hca_reg_mr(ep, (uint64_t)(uintptr_t)c->buf[i], WIRE_CONTROL_BUF_BYTES, access,
+				    &c->mr[i]);
 		if (rc)
 			return cause_set(cx, CAUSE_CONTROL_REG_FAILED,
 					 "error registering %d control: %s", i, strerror(-rc));
@@ -45,7 +72,7 @@ void ctl_fini(struct ctl *c)
 		if (c->mr[i])
 			hca_dereg_mr(c->mr[i]);
 		c->mr[i] = NULL;
-		free(c->buf[i]);
+		ctl_buf_unmap(c->buf[i]);
 		c->buf[i] = NULL;
 	}
 }

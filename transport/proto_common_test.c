@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sim/mem.h"
 #include "transport/proto_internal.h"
@@ -22,16 +25,19 @@
 #define TIMEOUT_NS (10ull * 1000 * 1000 * 1000)
 
 /* ---- allocation failures ------------------------------------------------------------------
- * The library's aligned_alloc comes here (a definition in the executable interposes the C
- * library's); fail_alloc_in = N makes the N-th call from now return NULL, once. */
-extern void *__libc_memalign(size_t alignment, size_t size);
+ * The library's mmap comes here (a definition in the executable interposes the C library's;
+ * the C library's own allocator does not call through it): fail_alloc_in = N makes the N-th
+ * anonymous mapping of a control buffer's size or more from now fail, once. */
 static int fail_alloc_in;
 
-void *aligned_alloc(size_t alignment, size_t size)
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	if (fail_alloc_in > 0 && --fail_alloc_in == 0)
-		return NULL;
-	return __libc_memalign(alignment, size);
+	if (fail_alloc_in > 0 && (flags & MAP_ANONYMOUS) && len >= WIRE_CONTROL_BUF_BYTES &&
+	    --fail_alloc_in == 0) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 }
 
 /* ---- a connected pair of endpoints on the model ------------------------------------------- */
@@ -93,8 +99,8 @@ static void test_send_of_an_unknown_type(void **state)
 	struct proto_stats ss = { 0 }, ds = { 0 };
 	struct ctl s, d;
 	struct cause_ctx cx = { 0 };
-	assert_int_equal(ctl_init(&s, p.src, VOCAB_SIDE_SRC, &ss, &cx), 0);
-	assert_int_equal(ctl_init(&d, p.dst, VOCAB_SIDE_DST, &ds, &cx), 0);
+	assert_int_equal(ctl_init(&s, p.src, VOCAB_SIDE_SRC, false, &ss, &cx), 0);
+	assert_int_equal(ctl_init(&d, p.dst, VOCAB_SIDE_DST, false, &ds, &cx), 0);
 	assert_int_equal(ctl_post_recv(&d, WIRE_SLOT_CONTROL, &cx), 0);
 	assert_int_equal(ctl_post_send(&s, 200, 1, "abc", 3, &cx), 0);
 	for (int t = 0; t < WIRE_TYPE_COUNT; t++)
@@ -235,7 +241,7 @@ static void test_control_buffer_out_of_memory(void **state)
 		struct ctl c;
 		struct cause_ctx cx = { 0 };
 		fail_alloc_in = n;
-		assert_int_equal(ctl_init(&c, p.src, VOCAB_SIDE_SRC, &st, &cx), -CAUSE_RESOURCE_EXHAUSTED);
+		assert_int_equal(ctl_init(&c, p.src, VOCAB_SIDE_SRC, false, &st, &cx), -CAUSE_RESOURCE_EXHAUSTED);
 		assert_int_equal(fail_alloc_in, 0);
 		char want[64];
 		snprintf(want, sizeof want, "control buffer %d: ", n - 1);   /* then the reason */

@@ -218,7 +218,7 @@ static int accept_request(proto_dst *d, const struct hca_cm_event *req)
 	int rc = hca_ep_setup(d->ep, &qc);
 	if (rc)
 		return fail(d, CAUSE_DEVICE_SETUP_FAILED, "rdma migration: error allocating qp! (%s)", strerror(-rc));
-	if ((rc = ctl_init(&d->ctl, d->ep, DST, &d->st, &d->cx)))
+	if ((rc = ctl_init(&d->ctl, d->ep, DST, d->prof->qemu, &d->st, &d->cx)))
 		return noted(d, rc);
 	uint8_t pdata[WIRE_CAPS_EXT_BYTES];
 	struct wire_caps echo = { .version = WIRE_CAP_VERSION, .flags = caps.flags };
@@ -567,6 +567,9 @@ static int run_stream(proto_dst *d)
 			return complete(d);
 		case STREAM_EV_ERROR:
 		default:
+			if (stream_parser_version(d->sp))   /* another migbed build's stream */
+				return fail(d, CAUSE_VERSION_UNSUPPORTED, "migration stream: %s",
+					    stream_parser_error(d->sp));
 			return fail(d, CAUSE_MESSAGE_MALFORMED, "migration stream: %s", stream_parser_error(d->sp));
 		}
 		if (rc)

@@ -135,7 +135,7 @@ static int rs_connect_caps(struct rig *r, const struct wire_caps *caps, struct w
 	struct hca_qp_caps qc = { .max_send_wr = 16, .max_recv_wr = 3, .max_send_sge = 1, .max_recv_sge = 1,
 				  .cq_entries = 64 };
 	assert_int_equal(hca_ep_setup(r->ep, &qc), 0);
-	assert_int_equal(ctl_init(&r->ctl, r->ep, VOCAB_SIDE_SRC, &r->st, &r->cx), 0);
+	assert_int_equal(ctl_init(&r->ctl, r->ep, VOCAB_SIDE_SRC, false, &r->st, &r->cx), 0);
 	r->ctl_ok = true;
 	assert_int_equal(ctl_post_recv(&r->ctl, WIRE_SLOT_READY, &r->cx), 0);
 	uint8_t pdata[WIRE_CAPS_EXT_BYTES];
@@ -874,6 +874,31 @@ static void test_verify_digest_out_of_memory(void **state)
 	rig_close(&w);
 }
 
+/* A stream of another migbed build's version: version 3 carried 8-byte VERIFY and DEVICE
+ * digests (version 4: 16 bytes, XXH3-128), so a destination of one would read the other's
+ * digests as garbage. Refused at the header, naming the versions: VERSION_UNSUPPORTED, not a
+ * malformed message. A bad magic stays MESSAGE_MALFORMED. */
+static void test_stream_of_another_version_is_refused(void **state)
+{
+	(void)state;
+	struct stream_buf b = { 0 };
+	stream_put_be32(&b, STREAM_MAGIC);
+	stream_put_be32(&b, 3);
+	stream_put_u8(&b, STREAM_RAM_START);
+	expect_stream_failure(&b, CAUSE_VERSION_UNSUPPORTED,
+			      "migration stream: offset 0: unsupported stream version 3 (want 4: version 3 is a migbed "
+			      "build's from before the 16-byte digests)");
+	b.len = 0;
+	stream_put_be32(&b, STREAM_MAGIC);
+	stream_put_be32(&b, 0);
+	expect_stream_failure(&b, CAUSE_VERSION_UNSUPPORTED, "unsupported stream version 0 (want 4)");
+	b.len = 0;
+	stream_put_be32(&b, STREAM_MAGIC + 1);
+	stream_put_be32(&b, STREAM_VERSION);
+	expect_stream_failure(&b, CAUSE_MESSAGE_MALFORMED, "bad stream magic");
+	stream_buf_free(&b);
+}
+
 /* Hostile sources (issue 16): "verified" means every destination block was announced and its
  * digest matched. A VERIFY before any block list (no digests at all) or after a block list
  * naming only some of the destination's blocks once completed the migration as verified. */
@@ -1416,6 +1441,7 @@ int main(void)
 		cmocka_unit_test(test_block_lists_that_do_not_fit),
 		cmocka_unit_test(test_stream_endings_that_do_not_add_up),
 		cmocka_unit_test(test_many_records_in_one_message),
+		cmocka_unit_test(test_stream_of_another_version_is_refused),
 		cmocka_unit_test(test_verify_must_cover_every_block),
 		cmocka_unit_test(test_verify_digest_out_of_memory),
 		cmocka_unit_test(test_trickling_source_meets_the_deadline),

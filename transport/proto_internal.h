@@ -19,9 +19,12 @@ struct ctl {
 };
 
 /* Allocate and register the three control buffers. 0 or -CAUSE_CONTROL_REG_FAILED
- * (cx filled). */
-int ctl_init(struct ctl *c, hca_ep *ep, enum vocab_side side, struct proto_stats *st,
-	     struct cause_ctx *cx);
+ * (cx filled). remote_write: register them with remote write access as QEMU does
+ * (qemu_rdma_reg_control: LOCAL_WRITE | REMOTE_WRITE; a side playing a QEMU profile), else
+ * LOCAL_WRITE only (migbed's own protocol: SEND and RECV need no remote access, and a peer
+ * cannot then write into them; docs/security.md). */
+int ctl_init(struct ctl *c, hca_ep *ep, enum vocab_side side, bool remote_write,
+	     struct proto_stats *st, struct cause_ctx *cx);
 void ctl_fini(struct ctl *c);
 /* Post a RECV for slot. 0 or -CAUSE_CONTROL_RECV_FAILED. */
 int ctl_post_recv(struct ctl *c, enum wire_slot slot, struct cause_ctx *cx);

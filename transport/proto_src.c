@@ -684,7 +684,7 @@ int proto_src_connect(proto_src *s, const char *addr)
 	rc = hca_ep_setup(s->ep, &caps);
 	if (rc)
 		return fail(s, CAUSE_DEVICE_SETUP_FAILED, "rdma migration: error allocating qp! (%s)", strerror(-rc));
-	if ((rc = noted(s, ctl_init(&s->ctl, s->ep, SRC, &s->st, &s->cx))))
+	if ((rc = noted(s, ctl_init(&s->ctl, s->ep, SRC, s->prof->qemu, &s->st, &s->cx))))
 		return rc;
 	if (s->prof->uninit_header) {   /* QEMU <= 8.1: whatever the stack held, one value per run here */
 		uint64_t st = s->o.seed ^ UINT64_C(0x51a7c0de), junk = prng_splitmix64(&st);

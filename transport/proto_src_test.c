@@ -530,7 +530,7 @@ static int rdst_accept(struct rdst *d)
 	struct hca_qp_caps qc = { .max_send_wr = 16, .max_recv_wr = 3, .max_send_sge = 1, .max_recv_sge = 1,
 				  .cq_entries = 64 };
 	assert_int_equal(hca_ep_setup(d->ep, &qc), 0);
-	assert_int_equal(ctl_init(&d->ctl, d->ep, VOCAB_SIDE_DST, &d->st, &d->cx), 0);
+	assert_int_equal(ctl_init(&d->ctl, d->ep, VOCAB_SIDE_DST, false, &d->st, &d->cx), 0);
 	d->ctl_ok = true;
 	assert_int_equal(ctl_post_recv(&d->ctl, WIRE_SLOT_READY, &d->cx), 0);
 	uint8_t pdata[WIRE_CAPS_EXT_BYTES];

@@ -995,7 +995,7 @@ static int w_header(qemu_stream_writer *w, struct stream_buf *out, struct cause_
 	if (w_avail(w) < 8)
 		return 0;
 	if (rd_be(w_at(w), 4) != STREAM_MAGIC || rd_be(w_at(w) + 4, 4) != STREAM_VERSION)
-		return w_fail(w, cx, "not a migbed stream v1 header");
+		return w_fail(w, cx, "not a migbed stream header of version %u", STREAM_VERSION);
 	int rc = stream_put_be32(out, QS_MAGIC);
 	rc = rc ? rc : stream_put_be32(out, QS_VERSION);
 	rc = rc ? rc : stream_put_u8(out, QS_CONFIGURATION);

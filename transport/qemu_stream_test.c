@@ -395,7 +395,7 @@ static void bad_arguments(void **state)
 static size_t migbed_stream(uint8_t *o, size_t *ends)
 {
 	size_t n = 0, k = 0;
-	static const uint8_t hdr[] = { 0x51, 0x45, 0x56, 0x4d, 0, 0, 0, 3, STREAM_RAM_START };
+	static const uint8_t hdr[] = { 0x51, 0x45, 0x56, 0x4d, 0, 0, 0, STREAM_VERSION, STREAM_RAM_START };
 	static const uint8_t dev[] = { STREAM_DEVICE, 0, 0, 0, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 	put(o, &n, hdr, sizeof hdr);
 	put_word(o, &n, RAM_BYTES | STREAM_FLAG_MEM_SIZE);
@@ -548,7 +548,7 @@ static void writer_refuses(size_t at, uint8_t v, const char *want)
 static void writer_errors_are_named(void **state)
 {
 	(void)state;
-	writer_refuses(0, 0x52, "offset 0: not a migbed stream v1 header");
+	writer_refuses(0, 0x52, "offset 0: not a migbed stream header of version 4");
 	writer_refuses(8, 0x33, "offset 8: unknown record tag 0x33");
 	writer_refuses(8, STREAM_RAM_PART, "offset 8: RAM PART before RAM START");
 	writer_refuses(16, 0x00, "offset 9: RAM START does not begin with MEM_SIZE");
@@ -1459,7 +1459,7 @@ static void writer_crafted_streams_are_refused(void **state)
 	struct stream_buf b = { 0 };
 	b32(&b, STREAM_MAGIC);
 	b32(&b, STREAM_VERSION + 1);
-	writer_rejects(&b, "offset 0: not a migbed stream v1 header");
+	writer_rejects(&b, "offset 0: not a migbed stream header of version 4");
 	b.len = 0;
 	m_header(&b);
 	b8(&b, STREAM_EOF);

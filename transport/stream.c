@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* stream - migbed stream v1 writer helpers and incremental parser (see stream.h). */
+/* stream - migbed's stream: writer helpers and the incremental parser (see stream.h). */
 #include "transport/stream.h"
 
 #include <errno.h>
@@ -87,6 +87,7 @@ struct stream_parser {
 	uint64_t device_bytes;
 	size_t n_digests;
 	struct digest digests[STREAM_MAX_BLOCKS];
+	uint32_t bad_version;       /* the header's version, when that is what was refused */
 	char err[256];
 };
 
@@ -143,6 +144,18 @@ static enum stream_event fail(stream_parser *p, size_t at, const char *what)
 		snprintf(p->err + o, sizeof p->err - (size_t)o, ")");
 	p->st = PS_ERROR;
 	return STREAM_EV_ERROR;
+}
+
+/* A header of another stream version: refused, naming both versions (3: the digests were 8
+ * bytes then, so its VERIFY would be read as something else). */
+static enum stream_event bad_version(stream_parser *p)
+{
+	char what[160];
+	uint32_t v = (uint32_t)rd_be(p->in.data + p->pos + 4, 4);
+	snprintf(what, sizeof what, "unsupported stream version %u (want %u%s)", v, STREAM_VERSION,
+		 v == 3 ? ": version 3 is a migbed build's from before the 16-byte digests" : "");
+	p->bad_version = v ? v : UINT32_MAX;
+	return fail(p, p->pos, what);
 }
 
 /* RAM START after MEM_SIZE: the block list. Returns 1 parsed, 0 need more, -1 error. */
@@ -297,7 +310,7 @@ static enum stream_event parse_step(stream_parser *p)
 		if (rd_be(p->in.data + p->pos, 4) != STREAM_MAGIC)
 			return fail(p, p->pos, "bad stream magic (want QEVM)");
 		if (rd_be(p->in.data + p->pos + 4, 4) != STREAM_VERSION)
-			return fail(p, p->pos, "unsupported stream version (want 3)");
+			return bad_version(p);
 		p->pos += 8;
 		p->st = PS_TOP;
 		return EV_AGAIN;
@@ -336,3 +349,4 @@ struct digest stream_parser_digest(const stream_parser *p, size_t i)
 	return i < p->n_digests ? p->digests[i] : (struct digest){ 0, 0 };
 }
 const char *stream_parser_error(const stream_parser *p) { return p->err; }
+uint32_t stream_parser_version(const stream_parser *p) { return p->bad_version; }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* stream - the migration byte stream carried in QEMU FILE control messages.
  *
- * migbed stream v1 follows the shape of QEMU's (docs/protocol.md): a file header (magic
- * "QEVM", version 3), then records introduced by a one-byte tag:
+ * migbed's stream follows the shape of QEMU's (docs/protocol.md): a file header (magic
+ * "QEVM", then STREAM_VERSION where QEMU has its file version 3), then records introduced by a
+ * one-byte tag:
  *   0x01 RAM START   be64 flag words; MEM_SIZE(0x04) with the total, then per block
  *                    u8 name length, name, be64 used length; ... EOS(0x10)
  *   0x02 RAM PART    be64 flag words: HOOK(0x80) hands over to the RDMA registration
@@ -22,7 +23,9 @@
 #include "sim/digest.h"
 
 #define STREAM_MAGIC 0x5145564du /* "QEVM" */
-#define STREAM_VERSION 3u
+/* 4: VERIFY and DEVICE digests are 16 bytes (XXH3-128); version 3 carried 8-byte digests and
+ * is refused by version (stream_parser_version), as every other version. */
+#define STREAM_VERSION 4u
 
 enum stream_tag {
 	STREAM_EOF = 0x00,
@@ -85,6 +88,9 @@ size_t stream_parser_n_digests(const stream_parser *p);
 struct digest stream_parser_digest(const stream_parser *p, size_t i);
 /* "offset 1234: bad tag 0x55 (bytes 55 aa 00 ...)" */
 const char *stream_parser_error(const stream_parser *p);
+/* After STREAM_EV_ERROR: nonzero when the stream was refused for its header's version
+ * (another migbed build's): that version, UINT32_MAX for a version 0. Else 0. */
+uint32_t stream_parser_version(const stream_parser *p);
 
 /* A digest in its canonical 16 bytes (device state, VERIFY). */
 int stream_put_digest(struct stream_buf *b, struct digest d);

@@ -278,7 +278,15 @@ static void test_malformed_more(void **state)
 	struct stream_buf b = { 0 };
 	stream_put_be32(&b, STREAM_MAGIC);
 	stream_put_be32(&b, STREAM_VERSION + 1);
-	expect_refused(&b, "E", "offset 0: unsupported stream version (want 3) (bytes 51 45 56 4d 00 00 00 04)");
+	expect_refused(&b, "E", "offset 0: unsupported stream version 5 (want 4) (bytes 51 45 56 4d 00 00 00 05)");
+	stream_buf_free(&b);
+
+	/* version 3: a migbed build's from before the 16-byte digests, refused by its version
+	 * (its 8-byte VERIFY digests would otherwise be read as 16-byte ones) */
+	stream_put_be32(&b, STREAM_MAGIC);
+	stream_put_be32(&b, 3);
+	expect_refused(&b, "E", "offset 0: unsupported stream version 3 (want 4: version 3 is a migbed build's "
+				"from before the 16-byte digests) (bytes 51 45 56 4d 00 00 00 03)");
 	stream_buf_free(&b);
 
 	put_start(&b, 4096);                  /* a multifd flush belongs to a RAM PART, not RAM START */
