@@ -230,3 +230,18 @@ setup() {
   [[ "$output" == *"FINDING hang: seed 44 ran past --watchdog-ms 100"*"replay: migbed run --seed 44 "*"--bundle DIR"* ]]
   [ "$(ls)" = "tmp" ]   # no h.json, no temporary of it
 }
+
+# The leak oracle: a model run ends with no RDMA object (endpoint, listener, MR) alive once both
+# sides' protocol objects are freed. The test hook MIGBED_SWARM_TEST_LEAK_SEED leaves a listener
+# open in that seed's run: a leak finding, while the other seeds stay clean.
+@test "leak: an RDMA object that outlives a run is a leak finding" {
+  run "$MIGBED" swarm --seeds 4..6 --json ok.json --shrink-max-runs 0 --bundles found
+  [ "$status" -eq 0 ]
+  MIGBED_SWARM_TEST_LEAK_SEED=5 run "$MIGBED" swarm --seeds 4..6 --json lk.json --shrink-max-runs 0 --bundles found
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"^ FINDING leak: 1 RDMA object (endpoint, listener, memory region) outlived the run ("* ]]
+  run jq -r '[.runs[].finding] | map(. // "-") | join(" ")' lk.json
+  [ "$output" = "- leak -" ]
+  run jq -r '[.summary.findings, .summary.classes.leak] | @tsv' lk.json
+  [ "$output" = "$(printf '1\t1')" ]
+}

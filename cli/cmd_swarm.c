@@ -90,8 +90,9 @@ static void usage(FILE *f)
 		   "options (the replay). Oracles: a run completes and verifies, or fails with a cause that\n"
 		   "the faults that fired (or the configuration) explain; never INTERNAL, never unnamed,\n"
 		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms; the\n"
-		   "source's memory is what the guest wrote; a run failed by faults, healed (its rules\n"
-		   "removed), completes. A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
+		   "source's memory is what the guest wrote; no RDMA object (endpoint, listener, memory\n"
+		   "region) outlives a run; a run failed by faults, healed (its rules removed), completes.\n"
+		   "A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
 		   "replay DIR), shrunk into DIR/seed-N.shrunk.\n\n"
 		   "options:\n");
 	opts_print_help(f, OPTS_SWARM);
@@ -512,6 +513,10 @@ static int swarm_go(struct swarm_cli *s)
 	const char *unhealed = getenv("MIGBED_SWARM_TEST_UNHEALED_SEED");
 	if (unhealed)
 		sc.test_unhealed_seed = strtoull(unhealed, NULL, 10);
+	/* Another (bats/swarm.bats only): this seed's run leaves a listener open, a leak finding. */
+	const char *leak = getenv("MIGBED_SWARM_TEST_LEAK_SEED");
+	if (leak)
+		sc.test_leak_seed = strtoull(leak, NULL, 10);
 	s->planned = shard_runs(&s->x);
 	progress_init(&s->progress, s->quiet);
 	signal(SIGALRM, on_alarm);

@@ -65,6 +65,8 @@ struct runcfg {
 	bool expect_completed;
 	bool check_source;                    /* not an option (the swarm sets it): the source oracle,
 					       * run_outcome's src_checked/src_intact */
+	bool test_leak_listener;              /* not an option: a test hook of the leak oracle, the
+					       * run leaves one listener open at its teardown */
 	int expect_causes[RUNCFG_MAX_EXPECT];
 	int n_expect;
 	char expect_text[256];

@@ -25,6 +25,11 @@ struct run_outcome {
 	/* the source oracle (runcfg check_source, both sides here): the source's memory after
 	 * the run against a copy that got the guest's writes alone */
 	bool src_checked, src_intact;
+	/* the leak oracle (a model run with both sides here): the RDMA objects (endpoints,
+	 * listeners, memory regions) still alive once both sides' protocol objects were freed,
+	 * before the world's own teardown releases them (hca_world_live_objects) */
+	bool objects_checked;
+	uint64_t live_objects;
 	/* judged */
 	bool completed;
 	int cause;                     /* the run's cause: the side that failed first */

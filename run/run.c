@@ -468,6 +468,21 @@ static void collect_dst_metrics(struct run *r)
 	}
 }
 
+/* The leak oracle, once both sides' protocol objects are freed: nothing of the world may
+ * still be alive (hca_world_free would release it silently). Both sides in this process on
+ * the model only: a one-side process shares no world with its peer, and a verbs world's
+ * count is the front end's, whose teardown the fuzz harnesses check. */
+static void leak_check(struct run *r)
+{
+	if (!r->w || r->role != ROLE_BOTH || r->c->backend != HCA_BACKEND_MODEL)
+		return;
+	hca_listener *planted;   /* the test hook's listener, released by hca_world_free */
+	if (r->c->test_leak_listener)
+		(void)hca_listen(r->w, VOCAB_SIDE_DST, MODEL_ADDR, &planted);   /* failing: the test fails */
+	r->out.objects_checked = true;
+	r->out.live_objects = hca_world_live_objects(r->w);
+}
+
 static void cleanup(struct run *r)
 {
 	proto_src_free(r->ps);
@@ -478,6 +493,7 @@ static void cleanup(struct run *r)
 	r->qs = NULL;
 	qemu_stream_writer_free(r->qw);
 	r->qw = NULL;
+	leak_check(r);
 	hca_world_free(r->w);
 	r->w = NULL;
 	faults_done(r);

@@ -360,6 +360,13 @@ void swarm_judge(const struct swarm_plan *p, const struct run_result *res, struc
 			   o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed");
 		return;
 	}
+	if (o->objects_checked && o->live_objects) {
+		r->finding = SWARM_F_LEAK;
+		set_detail(r, "%llu RDMA object%s (endpoint, listener, memory region) outlived the run (%s)",
+			   (unsigned long long)o->live_objects, o->live_objects == 1 ? "" : "s",
+			   o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed");
+		return;
+	}
 	if (o->completed)
 		return;
 	if (!cause_valid(cause) || cause == CAUSE_NONE)
@@ -476,7 +483,8 @@ static int healed(const struct swarm_config *sc, struct swarm_scratch *s, const 
 		return rc;
 	const struct run_outcome *o = &s->res->out;
 	int cause = o->cause < 0 ? -o->cause : o->cause;
-	if (rc == 0 && (o->completed || swarm_config_explains(p->cfg, cause)) && (!o->src_checked || o->src_intact))
+	if (rc == 0 && (o->completed || swarm_config_explains(p->cfg, cause)) && (!o->src_checked || o->src_intact) &&
+	    (!o->objects_checked || !o->live_objects))
 		return 0;
 	r->finding = SWARM_F_LIVENESS;
 	set_detail(r, "healed (its fault rules removed), the plan ended %s%s%s%s", rc ? "refused: " : "",
@@ -499,6 +507,7 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 			return 0;
 		}
 		s->c->check_source = true;
+		s->c->test_leak_listener = p->seed == sc->test_leak_seed;
 		if (passes == 2)
 			memcpy(s->c->events_path, s->log[pass], sizeof s->c->events_path);
 		memset(s->res, 0, sizeof *s->res);

@@ -59,6 +59,7 @@
 	X(UNEXPLAINED,      "unexplained")      /* a named cause neither the fired faults nor the config explain */ \
 	X(DATA_LOSS,        "data_loss")        /* the source's memory is not what the guest wrote */ \
 	X(LIVENESS,         "liveness")         /* failed by faults; healed, the plan did not complete and verify */ \
+	X(LEAK,             "leak")             /* an RDMA object (ep, listener, MR) outlived the run */ \
 	X(NONDETERMINISTIC, "nondeterministic") /* the same seed twice: event logs differ */ \
 	X(ERROR,            "error")            /* the plan was refused as a config: a swarm bug */
 
@@ -153,6 +154,7 @@ struct swarm_config {
 	void (*done)(void *arg, const struct swarm_plan *p, const struct runcfg *c, const struct swarm_run *r);
 	void *arg;
 	uint64_t test_unhealed_seed;    /* a test hook: this seed's healed rerun keeps its faults (0: none) */
+	uint64_t test_leak_seed;        /* a test hook: this seed's run leaves a listener open (0: none) */
 };
 
 struct swarm_result {

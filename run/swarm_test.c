@@ -201,6 +201,24 @@ static void test_oracles(void **state)
 		assert_non_null(strstr(r.detail, cause == CAUSE_NONE ? "(completed) is not what the guest wrote"
 								     : "(WRITE_POST_FAILED) is not what the guest wrote"));
 	}
+	/* the leak oracle: an RDMA object alive after the run is a leak, completed or failed */
+	{
+		static struct swarm_plan p;
+		static struct run_result res;
+		memset(&p, 0, sizeof p);
+		memset(&res, 0, sizeof res);
+		res.out.completed = true;
+		res.out.objects_checked = true;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_NONE);
+		res.out.live_objects = 2;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_LEAK);
+		assert_non_null(strstr(r.detail, "2 RDMA objects (endpoint, listener, memory region) outlived the run (completed)"));
+		res.out.objects_checked = false;   /* not checked (one side in this process, verbs): nothing */
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_NONE);
+	}
 	assert_string_equal(swarm_finding_name(SWARM_F_UNEXPLAINED), "unexplained");
 	assert_int_equal(swarm_finding_lookup("corrupt"), SWARM_F_CORRUPT);
 	assert_int_equal(swarm_finding_lookup("nope"), -1);
