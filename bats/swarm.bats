@@ -201,17 +201,18 @@ setup() {
   [ "$output" = "null" ]
 }
 
-# The liveness oracle: a run that failed because faults fired is run again with its fault rules
-# removed and must complete. The test hook MIGBED_SWARM_TEST_UNHEALED_SEED keeps seed 3's rules
-# in that rerun (seed 3 fails TIMEOUT by a fired rule), so it fails again: a liveness finding.
-@test "liveness: a failed run healed must complete; when it does not, a liveness finding" {
+# The liveness oracle: after a run that failed because faults fired, the same source (still
+# running) migrates again with its fault rules removed and must complete. The test hook
+# MIGBED_SWARM_TEST_UNHEALED_SEED keeps seed 3's rules in that second migration (seed 3 fails
+# TIMEOUT by a fired rule), so it fails again: a liveness finding.
+@test "liveness: a failed run's source, healed, must migrate again; when it does not, a liveness finding" {
   run "$MIGBED" swarm --seeds 3 --json ok.json --shrink-max-runs 0 --bundles found
   [ "$status" -eq 0 ]
   run jq -r '.runs[0] | [.status, .fired > 0, .verdict] | @tsv' ok.json
   [ "$output" = "$(printf 'failed	true	pass')" ]
   MIGBED_SWARM_TEST_UNHEALED_SEED=3 run "$MIGBED" swarm --seeds 3 --json lv.json --shrink-max-runs 0 --bundles found
   [ "$status" -eq 1 ]
-  [[ "$output" == *"^ FINDING liveness: healed (its fault rules removed), the plan ended TIMEOUT at src"* ]]
+  [[ "$output" == *"^ FINDING liveness: continuing source: the same source, migrated again with its fault rules removed, ended TIMEOUT at src"* ]]
   [[ "$output" == *$'\n  liveness TIMEOUT: 1\n    seed 3: migbed run --seed 3 '* ]]
   run jq -r '[.runs[0].finding, .summary.classes.liveness, .summary.classes.data_loss] | @tsv' lv.json
   [ "$output" = "$(printf 'liveness	1	0')" ]

@@ -91,7 +91,8 @@ static void usage(FILE *f)
 		   "the faults that fired (or the configuration) explain; never INTERNAL, never unnamed,\n"
 		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms; the\n"
 		   "source's memory is what the guest wrote; no RDMA object (endpoint, listener, memory\n"
-		   "region) outlives a run; a run failed by faults, healed (its rules removed), completes.\n"
+		   "region) outlives a run; after a run failed by faults, the same source migrates again\n"
+		   "healed (its rules removed) and completes.\n"
 		   "A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
 		   "replay DIR), shrunk into DIR/seed-N.shrunk.\n\n"
 		   "options:\n");

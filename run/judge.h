@@ -30,6 +30,11 @@ struct run_outcome {
 	 * before the world's own teardown releases them (hca_world_live_objects) */
 	bool objects_checked;
 	uint64_t live_objects;
+	/* the continuing source (runcfg check_continue): after a failure with fired faults, the
+	 * same source guest, still running, migrated again with the faults healed: how that ended
+	 * (cont_cause/cont_side as cause/side), and whether its memory was still the guest's */
+	bool cont_checked, cont_completed, cont_src_intact;
+	int cont_cause, cont_side;
 	/* judged */
 	bool completed;
 	int cause;                     /* the run's cause: the side that failed first */

@@ -180,6 +180,32 @@ static void test_leak_oracle(void **state)
 	}
 }
 
+/* The continuing source: a run failed by a fault, its source (still running) migrates again
+ * healed and completes, its memory still the guest's; with the test hook that keeps the
+ * faults, the second migration fails too; a completed run is not continued. */
+static void test_continuing_source(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct runcfg c;
+		struct run_result res;
+		struct diag d = { 0 };
+		small_config(&c);
+		if (i < 2)
+			add_fault(&c, fault_cases[0].rule, fault_cases[0].cause);
+		c.check_source = c.check_continue = true;
+		c.test_unhealed = i == 1;
+		assert_int_equal(run_migrate(&c, &res, &d), 0);
+		assert_int_equal(res.out.completed, i == 2);
+		assert_int_equal(res.out.cont_checked, i < 2);
+		assert_int_equal(res.out.cont_completed, i == 0);
+		assert_int_equal(res.out.cont_src_intact, i < 2);
+		assert_true(res.out.src_checked && res.out.src_intact);
+		if (i == 1)
+			assert_int_equal(res.out.cont_cause, fault_cases[0].cause);
+	}
+}
+
 static void test_same_config_same_run(void **state)
 {
 	(void)state;
@@ -306,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_fault_ends_in_its_cause),
 		cmocka_unit_test(test_source_oracle),
 		cmocka_unit_test(test_leak_oracle),
+		cmocka_unit_test(test_continuing_source),
 		cmocka_unit_test(test_same_config_same_run),
 		cmocka_unit_test(test_progress_changes_nothing),
 		cmocka_unit_test(test_bad_input_leaves_nothing),
