@@ -183,7 +183,7 @@ setup() {
 @test "a finding: exit 1, FINDING and replay lines, a bundle that migbed replay reproduces" {
   MIGBED_SWARM_TEST_UNHEALED_SEED=3 run "$MIGBED" swarm --seeds 3 --json f.json --bundles found --shrink-max-runs 0
   [ "$status" -eq 1 ]
-  [[ "$output" == *"^ FINDING liveness: healed (its fault rules removed), the plan ended TIMEOUT at src"* ]]
+  [[ "$output" == *"^ FINDING liveness: continuing source: the same source, migrated again with its fault rules removed, ended TIMEOUT at src"* ]]
   [[ "$output" == *"replay: migbed run --seed 3 "* ]]
   [[ "$output" == *"bundle: migbed replay found/seed-3"* ]]
   [ -f found/seed-3/scenario.scn ]
@@ -220,17 +220,18 @@ setup() {
   [ "$output" = "null" ]
 }
 
-# The liveness oracle: a run that failed because faults fired is run again with its fault rules
-# removed and must complete. The test hook MIGBED_SWARM_TEST_UNHEALED_SEED keeps seed 3's rules
-# in that rerun (seed 3 fails TIMEOUT by a fired rule), so it fails again: a liveness finding.
-@test "liveness: a failed run healed must complete; when it does not, a liveness finding" {
+# The liveness oracle: after a run that failed because faults fired, the same source (still
+# running) migrates again with its fault rules removed and must complete. The test hook
+# MIGBED_SWARM_TEST_UNHEALED_SEED keeps seed 3's rules in that second migration (seed 3 fails
+# TIMEOUT by a fired rule), so it fails again: a liveness finding.
+@test "liveness: a failed run's source, healed, must migrate again; when it does not, a liveness finding" {
   run "$MIGBED" swarm --seeds 3 --json ok.json --shrink-max-runs 0 --bundles found
   [ "$status" -eq 0 ]
   run jq -r '.runs[0] | [.status, .fired > 0, .verdict] | @tsv' ok.json
   [ "$output" = "$(printf 'failed	true	pass')" ]
   MIGBED_SWARM_TEST_UNHEALED_SEED=3 run "$MIGBED" swarm --seeds 3 --json lv.json --shrink-max-runs 0 --bundles found
   [ "$status" -eq 1 ]
-  [[ "$output" == *"^ FINDING liveness: healed (its fault rules removed), the plan ended TIMEOUT at src"* ]]
+  [[ "$output" == *"^ FINDING liveness: continuing source: the same source, migrated again with its fault rules removed, ended TIMEOUT at src"* ]]
   [[ "$output" == *$'\n  liveness TIMEOUT: 1\n    seed 3: migbed run --seed 3 '* ]]
   run jq -r '[.runs[0].finding, .summary.classes.liveness, .summary.classes.data_loss] | @tsv' lv.json
   [ "$output" = "$(printf 'liveness	1	0')" ]
@@ -248,4 +249,19 @@ setup() {
   [ "$status" -eq 1 ]
   [[ "$output" == *"FINDING hang: seed 44 ran past --watchdog-ms 100"*"replay: migbed run --seed 44 "*"--bundle DIR"* ]]
   [ "$(ls)" = "tmp" ]   # no h.json, no temporary of it
+}
+
+# The leak oracle: a model run ends with no RDMA object (endpoint, listener, MR) alive once both
+# sides' protocol objects are freed. The test hook MIGBED_SWARM_TEST_LEAK_SEED leaves a listener
+# open in that seed's run: a leak finding, while the other seeds stay clean.
+@test "leak: an RDMA object that outlives a run is a leak finding" {
+  run "$MIGBED" swarm --seeds 4..6 --json ok.json --shrink-max-runs 0 --bundles found
+  [ "$status" -eq 0 ]
+  MIGBED_SWARM_TEST_LEAK_SEED=5 run "$MIGBED" swarm --seeds 4..6 --json lk.json --shrink-max-runs 0 --bundles found
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"^ FINDING leak: 1 RDMA object (endpoint, listener, memory region) outlived the run ("* ]]
+  run jq -r '[.runs[].finding] | map(. // "-") | join(" ")' lk.json
+  [ "$output" = "- leak -" ]
+  run jq -r '[.summary.findings, .summary.classes.leak] | @tsv' lk.json
+  [ "$output" = "$(printf '1\t1')" ]
 }

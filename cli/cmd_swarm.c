@@ -97,8 +97,10 @@ static void usage(FILE *f)
 		   "options (the replay). Oracles: a run completes and verifies, or fails with a cause that\n"
 		   "the faults that fired (or the configuration) explain; never INTERNAL, never unnamed,\n"
 		   "never VERIFY_MISMATCH unless a fault dropped data; no hang past --watchdog-ms; the\n"
-		   "source's memory is what the guest wrote; a run failed by faults, healed (its rules\n"
-		   "removed), completes. A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
+		   "source's memory is what the guest wrote; no RDMA object (endpoint, listener, memory\n"
+		   "region) outlives a run; after a run failed by faults, the same source migrates again\n"
+		   "healed (its rules removed) and completes.\n"
+		   "A run that breaks one is a finding: a bundle DIR/seed-N (migbed\n"
 		   "replay DIR), shrunk into DIR/seed-N.shrunk.\n"
 		   "--backend verbs: on real RDMA (soft-RoCE), the configurations and fault rows that go\n"
 		   "through real verbs calls, plus a leak oracle (fds, QPs, MRs, PDs, CM ids left by a run);\n"
@@ -504,6 +506,10 @@ static int swarm_go(struct swarm_cli *s)
 		sc.test_unhealed_seed = strtoull(unhealed, NULL, 10);
 	if (s->verbs)
 		swarm_verbs_attach(&sc, s->wait_timeout_ms);
+	/* Another (bats/swarm.bats only): this seed's run leaves a listener open, a leak finding. */
+	const char *leak = getenv("MIGBED_SWARM_TEST_LEAK_SEED");
+	if (leak)
+		sc.test_leak_seed = strtoull(leak, NULL, 10);
 	s->planned = shard_runs(&s->x);
 	progress_init(&s->progress, s->quiet);
 	signal(SIGALRM, on_alarm);

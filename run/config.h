@@ -65,6 +65,13 @@ struct runcfg {
 	bool expect_completed;
 	bool check_source;                    /* not an option (the swarm sets it): the source oracle,
 					       * run_outcome's src_checked/src_intact */
+	bool check_continue;                  /* not an option (the swarm sets it, with check_source):
+					       * after a run failed by fired faults, the same source
+					       * migrates again healed (run_outcome's cont_*) */
+	bool test_unhealed;                   /* not an option: a test hook of that check, the
+					       * second migration keeps the fault rules */
+	bool test_leak_listener;              /* not an option: a test hook of the leak oracle, the
+					       * run leaves one listener open at its teardown */
 	int expect_causes[RUNCFG_MAX_EXPECT];
 	int n_expect;
 	char expect_text[256];

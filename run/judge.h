@@ -25,6 +25,16 @@ struct run_outcome {
 	/* the source oracle (runcfg check_source, both sides here): the source's memory after
 	 * the run against a copy that got the guest's writes alone */
 	bool src_checked, src_intact;
+	/* the leak oracle (a model run with both sides here): the RDMA objects (endpoints,
+	 * listeners, memory regions) still alive once both sides' protocol objects were freed,
+	 * before the world's own teardown releases them (hca_world_live_objects) */
+	bool objects_checked;
+	uint64_t live_objects;
+	/* the continuing source (runcfg check_continue): after a failure with fired faults, the
+	 * same source guest, still running, migrated again with the faults healed: how that ended
+	 * (cont_cause/cont_side as cause/side), and whether its memory was still the guest's */
+	bool cont_checked, cont_completed, cont_src_intact;
+	int cont_cause, cont_side;
 	/* judged */
 	bool completed;
 	int cause;                     /* the run's cause: the side that failed first */

@@ -468,6 +468,21 @@ static void collect_dst_metrics(struct run *r)
 	}
 }
 
+/* The leak oracle, once both sides' protocol objects are freed: nothing of the world may
+ * still be alive (hca_world_free would release it silently). Both sides in this process on
+ * the model only: a one-side process shares no world with its peer, and a verbs world's
+ * count is the front end's, whose teardown the fuzz harnesses check. */
+static void leak_check(struct run *r)
+{
+	if (!r->w || r->role != ROLE_BOTH || r->c->backend != HCA_BACKEND_MODEL)
+		return;
+	hca_listener *planted;   /* the test hook's listener, released by hca_world_free */
+	if (r->c->test_leak_listener)
+		(void)hca_listen(r->w, VOCAB_SIDE_DST, MODEL_ADDR, &planted);   /* failing: the test fails */
+	r->out.objects_checked = true;
+	r->out.live_objects += hca_world_live_objects(r->w);   /* a continuing source's second world's added */
+}
+
 static void cleanup(struct run *r)
 {
 	proto_src_free(r->ps);
@@ -478,6 +493,7 @@ static void cleanup(struct run *r)
 	r->qs = NULL;
 	qemu_stream_writer_free(r->qw);
 	r->qw = NULL;
+	leak_check(r);
 	hca_world_free(r->w);
 	r->w = NULL;
 	faults_done(r);
@@ -701,6 +717,52 @@ static void conclude(struct run *r, struct run_result *res, struct diag *d)
 	r->json = (struct out_file){ 0 };
 }
 
+static int migrate_both(struct run *r);
+
+/* The continuing source (runcfg check_continue), after a migration that failed with fired
+ * faults: the SAME source guest (its memory as the failed run left it; the guest goes on
+ * writing, the workload's trace playing again from its start) and its shadow migrate a
+ * second time, to a new destination over a new world without the fault rules (healed):
+ * r->out.cont_*. The first run's world, faults and outputs are left as they are; the second
+ * writes no event log. 0, or -ENOMEM (nothing checked). */
+static int continue_source(struct run *r)
+{
+	struct runcfg *c2 = malloc(sizeof *c2);
+	struct run *r2 = calloc(1, sizeof *r2);
+	int rc = c2 && r2 ? 0 : -ENOMEM;
+	if (rc)
+		goto out;
+	*c2 = *r->c;
+	if (!c2->test_unhealed)
+		c2->n_faults = 0;
+	c2->n_expect_fired = 0;
+	c2->events_path[0] = c2->json_path[0] = c2->timeline_path[0] = c2->fault_counts_path[0] = '\0';
+	c2->bundle_path[0] = '\0';
+	c2->pause_nth = 0;
+	c2->check_continue = c2->test_leak_listener = false;
+	r2->role = ROLE_BOTH;
+	r2->c = c2;
+	r2->wall_start_ms = wall_ms();
+	snprintf(r2->trace_path, sizeof r2->trace_path, "%s", r->trace_path);   /* r unlinks it */
+	r2->src = r->src;         /* the source and its shadow move on to the second migration */
+	r2->shadow = r->shadow;
+	r->src = r->shadow = NULL;
+	rc = memory_from_trace(r2, r2->trace_path, false, &r2->dst) || make_world(r2) || migrate_both(r2);
+	r->out.cont_checked = true;
+	r->out.cont_completed = rc == 0 && r2->out.completed;
+	r->out.cont_cause = rc ? CAUSE_INTERNAL : r2->out.cause;
+	r->out.cont_side = rc ? RUN_SIDE_NONE : r2->out.side;
+	r->out.cont_src_intact = rc == 0 && r2->out.src_checked && r2->out.src_intact;
+	rc = 0;
+	cleanup(r2);
+	r->out.live_objects += r2->out.live_objects;
+	evlog_abort(r2->ev);
+out:
+	free(r2);
+	free(c2);
+	return rc;
+}
+
 /* Both sides, once set up: listen, migrate, let the destination finish. 0 or -EINVAL. */
 static int migrate_both(struct run *r)
 {
@@ -712,7 +774,7 @@ static int migrate_both(struct run *r)
 	if (proto_dst_listen(r->pd, addr) < 0)
 		return diag_set(&r->d, "cannot listen on %s: %s", addr, proto_dst_cause(r->pd)->detail);
 	struct engine_opts eo = r->c->eng;
-	if (r->c->check_source && memory_from_trace(r, r->trace_path, true, &r->shadow))   /* as the source starts */
+	if (r->c->check_source && !r->shadow && memory_from_trace(r, r->trace_path, true, &r->shadow))   /* as the source starts */
 		return -EINVAL;
 	eo.shadow = r->shadow;
 	int rc = engine_run(&eo, r->trace_path, r->src, r->w, r->ps, connect_addr, &r->m, &r->d);
@@ -725,6 +787,11 @@ static int migrate_both(struct run *r)
 		r->out.src_checked = true;
 		r->out.src_intact = mem_compare(r->src, r->shadow, &bb, &bp) == 0;
 	}
+	/* on the model only: on verbs the first run's world still holds its device and address
+	 * until cleanup, and the swarm reruns a fresh guest healed instead (run/swarm.c healed) */
+	if (r->c->check_continue && r->c->backend == HCA_BACKEND_MODEL && r->shadow && !r->out.completed && r->faults &&
+	    fault_plan_injected(r->faults))
+		return continue_source(r);
 	return 0;
 }
 

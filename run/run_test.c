@@ -158,6 +158,55 @@ static void run_logged(struct runcfg *c, const char *events, struct run_result *
 	assert_int_equal(run_migrate(c, res, &d), 0);
 }
 
+/* The leak oracle: a model run with both sides ends with no RDMA object alive, completed or
+ * failed by a fault (a failed dereg_mr among them: the endpoint's destroy releases its MR);
+ * the test hook that leaves a listener open is counted. */
+static void test_leak_oracle(void **state)
+{
+	(void)state;
+	static const char *const rules[] = { NULL, "reg_mr@dst #2 -> errno(ENOMEM)", "dereg_mr@src #1 -> errno(EBUSY)" };
+	for (int i = 0; i < 4; i++) {
+		struct runcfg c;
+		struct run_result res;
+		struct diag d = { 0 };
+		small_config(&c);
+		if (i < 3 && rules[i])
+			add_fault(&c, rules[i], i == 1 ? CAUSE_CONTROL_REG_FAILED : 0);
+		c.test_leak_listener = i == 3;
+		print_message("case %d: %s\n", i, i < 3 && rules[i] ? rules[i] : i == 3 ? "a planted listener" : "no fault");
+		assert_int_equal(run_migrate(&c, &res, &d), 0);
+		assert_true(res.out.objects_checked);
+		assert_int_equal(res.out.live_objects, i == 3 ? 1 : 0);
+		assert_true(res.faults_injected > 0 || !(i == 1 || i == 2));
+	}
+}
+
+/* The continuing source: a run failed by a fault, its source (still running) migrates again
+ * healed and completes, its memory still the guest's; with the test hook that keeps the
+ * faults, the second migration fails too; a completed run is not continued. */
+static void test_continuing_source(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct runcfg c;
+		struct run_result res;
+		struct diag d = { 0 };
+		small_config(&c);
+		if (i < 2)
+			add_fault(&c, fault_cases[0].rule, fault_cases[0].cause);
+		c.check_source = c.check_continue = true;
+		c.test_unhealed = i == 1;
+		assert_int_equal(run_migrate(&c, &res, &d), 0);
+		assert_int_equal(res.out.completed, i == 2);
+		assert_int_equal(res.out.cont_checked, i < 2);
+		assert_int_equal(res.out.cont_completed, i == 0);
+		assert_int_equal(res.out.cont_src_intact, i < 2);
+		assert_true(res.out.src_checked && res.out.src_intact);
+		if (i == 1)
+			assert_int_equal(res.out.cont_cause, fault_cases[0].cause);
+	}
+}
+
 static void test_same_config_same_run(void **state)
 {
 	(void)state;
@@ -283,6 +332,8 @@ int main(void)
 		cmocka_unit_test(test_small_run_completes),
 		cmocka_unit_test(test_fault_ends_in_its_cause),
 		cmocka_unit_test(test_source_oracle),
+		cmocka_unit_test(test_leak_oracle),
+		cmocka_unit_test(test_continuing_source),
 		cmocka_unit_test(test_same_config_same_run),
 		cmocka_unit_test(test_progress_changes_nothing),
 		cmocka_unit_test(test_bad_input_leaves_nothing),

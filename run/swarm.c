@@ -381,6 +381,28 @@ static bool fired_explains(const struct swarm_plan *p, const struct run_result *
 	return false;
 }
 
+/* Liveness of the continuing source (run_outcome cont_*): after the explained failure, the
+ * same source migrated again healed; it must complete and verify, or fail with a cause of the
+ * configuration, and its memory must still be what the guest wrote. */
+static void judge_continued(const struct swarm_plan *p, const struct run_outcome *o, struct swarm_run *r)
+{
+	int cause = o->cont_cause < 0 ? -o->cont_cause : o->cont_cause;
+	if (!o->cont_checked)
+		return;
+	if (!o->cont_src_intact) {
+		r->finding = SWARM_F_DATA_LOSS;
+		set_detail(r, "continuing source: after the second migration (healed) the source's memory is not "
+			      "what the guest wrote");
+		return;
+	}
+	if (o->cont_completed || (cause_valid(cause) && cause != CAUSE_NONE && cause != CAUSE_INTERNAL &&
+				  swarm_config_explains(p->cfg, cause)))
+		return;
+	r->finding = SWARM_F_LIVENESS;
+	set_detail(r, "continuing source: the same source, migrated again with its fault rules removed, ended %s at %s",
+		   cause_valid(cause) && cause != CAUSE_NONE ? cause_name(cause) : "failed", run_side_name(o->cont_side));
+}
+
 void swarm_judge(const struct swarm_plan *p, const struct run_result *res, struct swarm_run *r)
 {
 	const struct run_outcome *o = &res->out;
@@ -400,6 +422,13 @@ void swarm_judge(const struct swarm_plan *p, const struct run_result *res, struc
 			   o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed");
 		return;
 	}
+	if (o->objects_checked && o->live_objects) {
+		r->finding = SWARM_F_LEAK;
+		set_detail(r, "%llu RDMA object%s (endpoint, listener, memory region) outlived the run (%s)",
+			   (unsigned long long)o->live_objects, o->live_objects == 1 ? "" : "s",
+			   o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed");
+		return;
+	}
 	if (o->completed)
 		return;
 	if (!cause_valid(cause) || cause == CAUSE_NONE)
@@ -407,7 +436,7 @@ void swarm_judge(const struct swarm_plan *p, const struct run_result *res, struc
 	else if (cause == CAUSE_INTERNAL)
 		r->finding = SWARM_F_INTERNAL;
 	else if (fired_explains(p, res, cause) || swarm_config_explains(p->cfg, cause))
-		return;
+		return judge_continued(p, o, r);
 	else if (cause == CAUSE_VERIFY_MISMATCH)
 		r->finding = SWARM_F_CORRUPT;
 	else
@@ -520,8 +549,9 @@ static int healed(const struct swarm_config *sc, struct swarm_scratch *s, const 
 		  struct swarm_run *r)
 {
 	struct diag d = { 0 };
-	if (r->completed || r->finding != SWARM_F_NONE || !r->fired || sc->config(sc->arg, p, s->c, &d) != 0)
-		return 0;
+	if (r->completed || r->finding != SWARM_F_NONE || !r->fired || s->res->out.cont_checked ||
+	    sc->config(sc->arg, p, s->c, &d) != 0)
+		return 0;   /* the continuing source was checked instead (judge_continued) */
 	if (p->seed != sc->test_unhealed_seed)
 		s->c->n_faults = 0;
 	s->c->check_source = false;   /* the first run checked the source */
@@ -534,7 +564,8 @@ static int healed(const struct swarm_config *sc, struct swarm_scratch *s, const 
 		return 0;
 	const struct run_outcome *o = &s->res->out;
 	int cause = o->cause < 0 ? -o->cause : o->cause;
-	if (rc == 0 && (o->completed || swarm_config_explains(p->cfg, cause)) && (!o->src_checked || o->src_intact))
+	if (rc == 0 && (o->completed || swarm_config_explains(p->cfg, cause)) && (!o->src_checked || o->src_intact) &&
+	    (!o->objects_checked || !o->live_objects))
 		return 0;
 	r->finding = SWARM_F_LIVENESS;
 	set_detail(r, "healed (its fault rules removed), the plan ended %s%s%s%s", rc ? "refused: " : "",
@@ -557,6 +588,9 @@ static int one_seed(const struct swarm_config *sc, struct swarm_scratch *s, cons
 			return 0;
 		}
 		s->c->check_source = true;
+		s->c->check_continue = true;
+		s->c->test_unhealed = p->seed == sc->test_unhealed_seed;
+		s->c->test_leak_listener = p->seed == sc->test_leak_seed;
 		if (passes == 2)
 			memcpy(s->c->events_path, s->log[pass], sizeof s->c->events_path);
 		memset(s->res, 0, sizeof *s->res);

@@ -59,8 +59,8 @@
 	X(UNEXPLAINED,      "unexplained")      /* a named cause neither the fired faults nor the config explain */ \
 	X(DATA_LOSS,        "data_loss")        /* the source's memory is not what the guest wrote */ \
 	X(LIVENESS,         "liveness")         /* failed by faults; healed, the plan did not complete and verify */ \
+	X(LEAK,             "leak")             /* the model: an ep, listener or MR outlived the run; verbs: an fd, QP, MR, PD or cm_id */ \
 	X(NONDETERMINISTIC, "nondeterministic") /* the same seed twice: event logs differ */ \
-	X(LEAK,             "leak")             /* verbs: the run left an fd or a QP/MR/PD/cm_id behind */ \
 	X(ERROR,            "error")            /* the plan was refused as a config: a swarm bug */
 
 enum swarm_finding {
@@ -182,6 +182,7 @@ struct swarm_config {
 	 * rule explains, on a healthy wire) runs once more, its second result counting;
 	 * stalled() says so first, loudly */
 	void (*stalled)(void *arg, const struct swarm_run *r);
+	uint64_t test_leak_seed;        /* a test hook: this seed's run leaves a listener open (0: none) */
 };
 
 struct swarm_result {

@@ -260,6 +260,54 @@ static void test_oracles(void **state)
 		assert_non_null(strstr(r.detail, cause == CAUSE_NONE ? "(completed) is not what the guest wrote"
 								     : "(WRITE_POST_FAILED) is not what the guest wrote"));
 	}
+	/* the continuing source: after a failure a fired rule explains, the same source migrated
+	 * again healed must complete (or fail by its configuration), its memory the guest's */
+	{
+		static struct swarm_plan p;
+		static struct run_result res;
+		memset(&p, 0, sizeof p);
+		p.n_faults = 1;
+		p.fault_row[0] = eio;
+		memset(&res, 0, sizeof res);
+		res.out.cause = CAUSE_WRITE_POST_FAILED;
+		res.out.side = VOCAB_SIDE_SRC;
+		res.out.n_faults = 1;
+		res.out.faults[0].st.fired = 1;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_NONE);   /* not continued: nothing more to judge */
+		res.out.cont_checked = res.out.cont_completed = res.out.cont_src_intact = true;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_NONE);
+		res.out.cont_completed = false;
+		res.out.cont_cause = CAUSE_TIMEOUT;
+		res.out.cont_side = VOCAB_SIDE_SRC;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_LIVENESS);
+		assert_non_null(strstr(r.detail, "continuing source: the same source, migrated again with its fault "
+						 "rules removed, ended TIMEOUT at src"));
+		res.out.cont_completed = true;
+		res.out.cont_src_intact = false;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_DATA_LOSS);
+	}
+	/* the leak oracle: an RDMA object alive after the run is a leak, completed or failed */
+	{
+		static struct swarm_plan p;
+		static struct run_result res;
+		memset(&p, 0, sizeof p);
+		memset(&res, 0, sizeof res);
+		res.out.completed = true;
+		res.out.objects_checked = true;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_NONE);
+		res.out.live_objects = 2;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_LEAK);
+		assert_non_null(strstr(r.detail, "2 RDMA objects (endpoint, listener, memory region) outlived the run (completed)"));
+		res.out.objects_checked = false;   /* not checked (one side in this process, verbs): nothing */
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_NONE);
+	}
 	assert_string_equal(swarm_finding_name(SWARM_F_UNEXPLAINED), "unexplained");
 	assert_int_equal(swarm_finding_lookup("corrupt"), SWARM_F_CORRUPT);
 	assert_int_equal(swarm_finding_lookup("nope"), -1);
