@@ -363,7 +363,7 @@ static uint64_t odp_fault_in(struct model_mr *m, uint64_t addr, uint64_t len)
  * RECV): the WR fails, nothing reaches the responder (which sees nothing and stays RTS), the
  * later send WRs flush; the QP goes to ERR when the NAK arrives, which is the front end's
  * time (rep->rnr_failed), so a SEND the peer posts before then still lands
- * (docs/verbs-facts.md, 'SEND with no RECV posted (RNR)'). */
+ * (docs/verbs-facts.md, 'SEND with no RECV posted'). */
 static void fail_rnr(struct model_ep *me, const struct hca_send_wr *wr, struct hca_send_report *rep)
 {
 	complete_send(me, wr, HCA_WC_RNR_RETRY_EXC_ERR);

@@ -432,7 +432,7 @@ static void test_send_without_recv_rnr_zero(void **state)
 }
 
 /* Finding S3: the RNR NAK, not the post, moves the requester's QP to ERR (docs/verbs-facts.md,
- * 'SEND with no RECV posted (RNR)': the responder sees nothing and stays RTS). A SEND the
+ * 'SEND with no RECV posted': the responder sees nothing and stays RTS). A SEND the
  * peer posts before the NAK still lands in the requester's RECV; only one posted after it
  * meets the dead QP. The model failed that peer's SEND RETRY_EXC_ERR at once, before the
  * requester's own RNR error, and the run blamed the peer. */
