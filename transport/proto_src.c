@@ -435,6 +435,30 @@ static int own_send_failure(proto_src *s)
 	return 0;
 }
 
+/* The peer disconnected while this side waited on one CQ (finding S4): an error completion of
+ * its own already visible on the other CQ (a RECV that completed LOC_LEN_ERR while the wait was
+ * for a send completion, or a failed send WR behind a RECV wait) happened before the peer's
+ * failure, which was a consequence of this QP entering error; that error is the cause, stamped
+ * with its completion's time (F2), not the disconnect. A shared CQ gave every completion to the
+ * wait already. Returns 0 when there is none (the disconnect is the cause). */
+static int own_error_at_disconnect(proto_src *s, enum hca_cq_kind waited)
+{
+	if (s->prof->shared_cq)
+		return 0;
+	if (waited == HCA_CQ_RECV)
+		return own_send_failure(s);
+	struct hca_wc wc;
+	for (int i = 0; i < 8; i++) {     /* at most 3 RECVs are posted */
+		if (hca_poll(s->ep, HCA_CQ_RECV, &wc) <= 0)
+			return 0;
+		if (wc.status != HCA_WC_SUCCESS && wc.status != HCA_WC_WR_FLUSH_ERR)
+			return fail_wc(s, &wc, ctl_status_cause(wc.status, CAUSE_CONTROL_RECV_ERROR),
+				       "rdma migration: polling error: recv completion status=%s (%s)",
+				       hca_wc_status_name(wc.status), hca_wc_status_str(wc.status));
+	}
+	return 0;
+}
+
 /* Block for a completion on cq; `what` names it for the TIMEOUT or disconnect cause. The
  * wait is cut short at the migration's deadline: a destination that answers just within
  * every single wait cannot keep the source migrating forever. */
@@ -460,6 +484,9 @@ static int wait_wc(proto_src *s, enum hca_cq_kind cq, struct hca_wc *wc, const c
 	if (rc == 0)
 		return fail(s, CAUSE_TIMEOUT, "waiting %llu ms for %s",
 			    (unsigned long long)(s->o.wait_timeout_ns / 1000000), what);
+	int own;
+	if (rc == -ECONNRESET && (own = own_error_at_disconnect(s, cq)) != 0)
+		return own;
 	if (rc < 0)
 		return fail(s, ctl_wait_cause(rc), "while waiting for %s: %s", what,
 			    rc == -ECONNRESET ? "RDMA_CM_EVENT_DISCONNECTED" : strerror(-rc));

@@ -1244,6 +1244,31 @@ static void test_await_peer_failed_recv(void **state)
 	rig_close(&r, PROTO_DST_RUNNING);
 }
 
+/* Finding S4: the source waits on its send CQ (the RAM BLOCKS REQUEST's completion is lost)
+ * while its RECV completes LOC_LEN_ERR and its QP enters error; the destination's next SEND
+ * meets the dead QP and fails RETRY_EXC_ERR, and the destination disconnects. The source's
+ * wait ends in the disconnect, but its own RECV error, already visible and earlier, is its
+ * cause, stamped with the completion's time (before the destination's). */
+static void test_disconnect_names_own_earlier_recv_error(void **state)
+{
+	(void)state;
+	struct cfg c;
+	struct rig r;
+	cfg_defaults(&c);
+	c.src_pin_all = c.dst_pin_all = true;
+	c.negotiate = c.refuse = true;
+	rig_open(&r, &c);
+	add_fault(&r, "wc.send@src #2 -> drop");
+	add_fault(&r, "wc.recv@src #3 -> status(LOC_LEN_ERR)");
+	assert_int_equal(proto_src_connect(r.s, ADDR), 0);
+	put_header(&r);
+	assert_int_equal(proto_src_reg_start(r.s), 0);
+	assert_cause(r.s, proto_src_reg_stop(r.s, true), CAUSE_CONTROL_RECV_ERROR, "recv completion status=LOC_LEN_ERR");
+	assert_int_equal(proto_dst_cause(r.d)->cause, CAUSE_TRANSPORT_RETRY_EXCEEDED);
+	assert_true(proto_src_cause(r.s)->t_ns < proto_dst_cause(r.d)->t_ns);
+	rig_close(&r, PROTO_DST_RUNNING);
+}
+
 /* A QEMU destination confirms nothing: await_peer returns at once. */
 static void test_await_peer_qemu_destination(void **state)
 {
@@ -1801,6 +1826,7 @@ int main(void)
 		cmocka_unit_test(test_shared_cq_ready_during_a_write_wait),
 		cmocka_unit_test(test_await_peer_unexpected_message),
 		cmocka_unit_test(test_await_peer_failed_recv),
+		cmocka_unit_test(test_disconnect_names_own_earlier_recv_error),
 		cmocka_unit_test(test_await_peer_qemu_destination),
 		cmocka_unit_test(test_peer_error_is_not_answered),
 		cmocka_unit_test(test_disconnect_while_waiting),
