@@ -114,3 +114,21 @@ start_dest() {
     return 1
   fi
 }
+
+# CMD... under a pseudo-terminal (stdout and stderr both on it): $output is what it showed.
+on_tty() {
+  local q
+  printf -v q '%q ' "$@"
+  run script -qec "$q" /dev/null
+}
+
+# No QP, MR, PD or CM id of a migbed process may be left once it has exited.
+no_rdma_leftovers() {
+  local r
+  for r in qp mr pd cm_id; do
+    run rdma resource show "$r"
+    echo "rdma resource show $r -> $status: $output"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *migbed* ]]
+  done
+}

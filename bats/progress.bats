@@ -16,13 +16,6 @@ setup() {
   unset MIGBED_PROGRESS
 }
 
-# CMD... under a pseudo-terminal (stdout and stderr both on it): $output is what it showed.
-on_tty() {
-  local q
-  printf -v q '%q ' "$@"
-  run script -qec "$q" /dev/null
-}
-
 @test "run: an info-migrate-like status line on a terminal, ended by a newline; none with --quiet" {
   on_tty "$MIGBED" run --guest 256M --duration-ms 500
   [ "$status" -eq 0 ]

@@ -18,13 +18,6 @@ setup() {
   unset MIGBED_PROGRESS
 }
 
-# CMD... under a pseudo-terminal (stdout and stderr both on it): $output is what it showed.
-on_tty() {
-  local q
-  printf -v q '%q ' "$@"
-  run script -qec "$q" /dev/null
-}
-
 @test "source and dest: the run's status line on a terminal, the destination's own; none with --quiet" {
   local args=(--guest 64M --duration-ms 500 --seed 1)
   printf -v q '%q ' "$MIGBED" dest --listen 198.18.0.1:29390 --ready-file d.ready "${args[@]}" \

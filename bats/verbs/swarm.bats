@@ -18,17 +18,6 @@ setup() {
   cd "$BATS_TEST_TMPDIR"
 }
 
-# No QP, MR, PD or CM id of a migbed process may be left once it has exited (verbs.bats).
-no_rdma_leftovers() {
-  local r
-  for r in qp mr pd cm_id; do
-    run rdma resource show "$r"
-    echo "rdma resource show $r -> $status: $output"
-    [ "$status" -eq 0 ]
-    [[ "$output" != *migbed* ]]
-  done
-}
-
 # The swarm's rxe stall lines, on TAP's channel (make check counts them).
 pass_on_stalls() {
   local n

@@ -9,17 +9,6 @@ BUILD=${MIGBED_BUILD:-$BATS_TEST_DIRNAME/../../build}
 S=$BATS_TEST_DIRNAME/../scenarios
 load ../helpers
 
-# No QP, MR, PD or CM id of a migbed process may be left once it has exited.
-no_rdma_leftovers() {
-  local r
-  for r in qp mr pd cm_id; do
-    run rdma resource show "$r"
-    echo "rdma resource show $r -> $status: $output"
-    [ "$status" -eq 0 ]
-    [[ "$output" != *migbed* ]]
-  done
-}
-
 run_verbs() {  # run_verbs SCENARIO-OR-- ARGS...: migbed run on rxe1 -> rxe0
   run "$MIGBED" run "$@" "${MIGBED_WAIT[@]}" --backend verbs --json "$BATS_TEST_TMPDIR/v.json"
   echo "$output"
