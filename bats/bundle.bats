@@ -211,9 +211,11 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
   [ -z "$(find bb -maxdepth 1 -name '.scratch-*')" ]
   # a third sweep whose tar fails (none on its PATH): each bundle is replaced, and its older
   # .tar.zst, which would not be the new bundle, is removed
+  # (the real binary: under make coverage $MIGBED is a wrapper script that needs a PATH)
   mkdir nobin
-  for t in "$MIGBED" jq; do ln -s "$(command -v "$t")" nobin/; done
-  run env PATH="$PWD/nobin" "$MIGBED" torture "$BATS_TEST_DIRNAME/data/torture-small.scn" --sites reg_mr \
+  local real=${MIGBED_REAL:-$MIGBED}
+  for t in "$real" jq; do ln -s "$(command -v "$t")" nobin/; done
+  run env PATH="$PWD/nobin" "$real" torture "$BATS_TEST_DIRNAME/data/torture-small.scn" --sites reg_mr \
     --max-runs 6 --fault 'msg.error -> die' --bundles bb
   [ "$status" -eq 1 ]
   [ "$(find bb -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort)" = "$want" ]
@@ -275,7 +277,9 @@ FAULT='reg_mr@dst #4 -> errno(ENOMEM)'
 }
 
 @test "bundle names a shell would split or read as an option: the printed replay command runs as printed, and the .tar.zst is written" {
-  PATH=$(dirname "$MIGBED"):$PATH
+  # the printed command names `migbed`: the real binary's folder (under make coverage $MIGBED is
+  # coverage/migbed-record, and its folder has no `migbed`)
+  PATH=$(dirname "${MIGBED_REAL:-$MIGBED}"):$PATH
   for name in "my b" "it's" "-y"; do
     run "$MIGBED" run --guest 16M --duration-ms 200 --expect failed:TIMEOUT "--bundle=$name" --quiet
     echo "$output"
