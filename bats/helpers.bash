@@ -132,3 +132,13 @@ no_rdma_leftovers() {
     [[ "$output" != *migbed* ]]
   done
 }
+
+# The progress tests' setup: a scratch folder, a pseudo-terminal tool, a status line at every
+# check (MIGBED_PROGRESS_INTERVAL_MS=0), and no forced MIGBED_PROGRESS from the caller.
+progress_setup() {
+  cd "$BATS_TEST_TMPDIR"
+  export TMPDIR=$BATS_TEST_TMPDIR
+  command -v script || skip "script (util-linux) is not installed"
+  export MIGBED_PROGRESS_INTERVAL_MS=0
+  unset MIGBED_PROGRESS
+}

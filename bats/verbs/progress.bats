@@ -11,11 +11,7 @@ load ../helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
-  cd "$BATS_TEST_TMPDIR"
-  export TMPDIR=$BATS_TEST_TMPDIR
-  command -v script || skip "script (util-linux) is not installed"
-  export MIGBED_PROGRESS_INTERVAL_MS=0
-  unset MIGBED_PROGRESS
+  progress_setup
 }
 
 @test "source and dest: the run's status line on a terminal, the destination's own; none with --quiet" {
