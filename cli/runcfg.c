@@ -188,6 +188,7 @@ static int set_fired(struct opts_dst *o, const char *v, uint64_t x, const char *
 static int set_expect_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_pause_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_pattern(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_blocks(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_sites(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_seeds(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
@@ -327,7 +328,10 @@ static const struct key keys[] = {
 	  .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", .set = set_pattern, .help = "generated trace: the pattern" },
 	{ .name = "guest", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE", .dflt_fn = dflt_guest,
 	  .exact = true, .unit = "bytes", .cmds = C_GEN & ~OPTS_SWEEP, .req = OPTS_TRACE_GEN, .pat = "", RUNF(gen.guest_bytes),
-	  .help = "generated trace: guest RAM (one block \"pc.ram\"), a multiple of the page size" },
+	  .help = "generated trace: guest RAM (one block \"pc.ram\"), a multiple of the page size; with blocks: their total (may be left out)" },
+	{ .name = "blocks", .arg = "NAME=SIZE,...", .type = OT_RULE, .dflt = "one block \"pc.ram\" of the guest size",
+	  .cmds = C_GEN & ~OPTS_SWEEP, .pat = "", .set = set_blocks,
+	  .help = "generated trace: the guest's RAM blocks in order, as QEMU registers them (e.g. pc.ram=64M,pc.bios=256K,vga.vram=16M; at most " STR(TGEN_BLOCKS_MAX) "); the pattern sees them back to back as one guest" },
 	{ .name = "duration-ms", .arg = "N", .type = OT_U64, .lo = 1, .hi = MS_MAX, .noun = "a time in ms", .dflt = "2000",
 	  .exact = true, .unit = "ms", .cmds = C_GEN, .req = OPTS_TRACE_GEN, .pat = "", RUNF(gen.duration_ms),
 	  .help = "generated trace: length of the workload in virtual time" },
@@ -920,6 +924,16 @@ static int set_pattern(struct opts_dst *o, const char *v, uint64_t x, const char
 	return tgen_pattern_parse(v, &o->c->gen.pattern) ? diag_set(d, "%s: pattern '%s' (internal)", w, v) : 0;
 }
 
+static int set_blocks(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	struct diag e;
+	(void)x;
+	diag_clear(&e);
+	if (tgen_blocks_parse(&o->c->gen, v, &e))
+		return diag_set(d, "%s%s: '%s': %s", w, w[0] == '-' ? "" : ": blocks", v, e.msg);
+	return 0;
+}
+
 static int set_qemu_expect(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
 {
 	struct runcfg *c = o->c;
@@ -1207,6 +1221,9 @@ int opts_check_required(unsigned cmd, const struct runcfg *c, const struct opts_
 	for (size_t i = 0; i < N_KEYS; i++) {
 		const struct key *k = &keys[i];
 		const bool *g = given_of(k, c, x);
+		/* the blocks give the guest's size */
+		if (!strcmp(k->name, "guest") && c && runcfg_given(c, "blocks"))
+			continue;
 		if ((k->req & cmd) && !(g && *g)) {
 			char lhs[64];
 			key_lhs(k, lhs, sizeof lhs);
@@ -1225,6 +1242,15 @@ int opts_finish_gen(struct runcfg *c, struct diag *d)
 			return diag_set(d, "%s only applies to pattern %s, not %s", k->name, k->pat, pat);
 	}
 	c->gen.seed = c->seed;
+	if (c->gen.n_blocks && !runcfg_given(c, "guest"))
+		c->gen.guest_bytes = tgen_blocks_total(&c->gen);   /* the blocks' total */
+	else if (c->gen.n_blocks && tgen_blocks_total(&c->gen) != c->gen.guest_bytes) {
+		char a[32], b[32];
+		return diag_set(d, "guest %s is not the total of blocks (%s): leave guest out, or make them agree",
+				size_format(c->gen.guest_bytes, a, sizeof a),
+				tgen_blocks_total(&c->gen) == UINT64_MAX ? "more than 16E" :
+				size_format(tgen_blocks_total(&c->gen), b, sizeof b));
+	}
 	if (c->vm_keep && runcfg_given(c, "churn") && c->gen.churn)
 		return diag_set(d, "vm-keep (stress-ng's: the workers keep their buffers) contradicts churn = true");
 	if (c->vm_keep)
@@ -1575,6 +1601,8 @@ static bool converted_text(const struct key *k, const struct runcfg *c, char *bu
 		fired_list(c, buf, n);
 	else if (!strcmp(nm, "expect"))
 		snprintf(buf, n, "%s", c->expect_text);
+	else if (!strcmp(nm, "blocks"))
+		return c->gen.n_blocks && tgen_blocks_format(&c->gen, buf, n);
 	else if (k->type != OT_CHOICE)
 		return false;   /* ack-timeout, qemu-expect, expect-fired: none */
 	else {
@@ -1687,7 +1715,7 @@ void runcfg_write_scenario(FILE *f, const struct runcfg *c)
 
 void runcfg_write_gen_args(FILE *f, const struct runcfg *c)
 {
-	char v[64];
+	char v[TGEN_BLOCKS_MAX * (TGEN_BLOCK_NAME_MAX + 24)];
 	for (size_t i = 0; i < N_KEYS; i++) {
 		/* vm-keep is resolved into churn; no layout leaves its keys out (the old command) */
 		if (!strcmp(keys[i].name, "vm-keep") ||

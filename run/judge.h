@@ -30,6 +30,9 @@ struct run_outcome {
 	 * before the world's own teardown releases them (hca_world_live_objects) */
 	bool objects_checked;
 	uint64_t live_objects;
+	/* the multi-block oracle (with the leak oracle): RDMA WRITEs the destination's guest got
+	 * outside its RAM blocks, or across a block's edge (hca_world_stray_writes) */
+	uint64_t stray_writes;
 	/* the continuing source (runcfg check_continue): after a failure with fired faults, the
 	 * same source guest, still running, migrated again with the faults healed: how that ended
 	 * (cont_cause/cont_side as cause/side), and whether its memory was still the guest's */

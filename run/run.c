@@ -481,6 +481,7 @@ static void leak_check(struct run *r)
 		(void)hca_listen(r->w, VOCAB_SIDE_DST, MODEL_ADDR, &planted);   /* failing: the test fails */
 	r->out.objects_checked = true;
 	r->out.live_objects += hca_world_live_objects(r->w);   /* a continuing source's second world's added */
+	r->out.stray_writes += hca_world_stray_writes(r->w);
 }
 
 static void cleanup(struct run *r)
@@ -756,6 +757,7 @@ static int continue_source(struct run *r)
 	rc = 0;
 	cleanup(r2);
 	r->out.live_objects += r2->out.live_objects;
+	r->out.stray_writes += r2->out.stray_writes;
 	evlog_abort(r2->ev);
 out:
 	free(r2);

@@ -11,6 +11,7 @@
 
 #include "run/judge.h"
 #include "sim/prng.h"
+#include "sim/size.h"
 
 static const char *const finding_names[] = {
 #define X(NAME, tok) tok,
@@ -217,6 +218,89 @@ static uint64_t expand_workload(prng *r, const struct swarm_on *on, struct swarm
 	return pages_per_s * 4096;
 }
 
+/* A QEMU guest's RAM blocks besides its main RAM (the names of `info ramblock`, with '@' and
+ * a leading '/' renamed: a trace's names are [A-Za-z0-9._:/-]), and their usual sizes. */
+struct swarm_block { const char *name; uint64_t bytes; };
+static const struct swarm_block qemu_blocks[] = {
+	{ "pc.bios", 256 << 10 }, { "pc.rom", 128 << 10 }, { "vga.vram", 16 << 20 },
+	{ "0000:00:02.0/vga.vram", 8 << 20 }, { "0000:00:03.0/virtio-net-pci.rom", 256 << 10 },
+	{ "rom.etc.acpi.tables", 128 << 10 }, { "rom.etc.table-loader", 4 << 10 },
+	{ "rom.etc.acpi.rsdp", 4 << 10 },
+};
+#define N_QEMU_BLOCKS (sizeof qemu_blocks / sizeof qemu_blocks[0])
+
+/* A size that is no multiple of 1M: up to 32M plus 1..255 pages of 4K (not chunk aligned). */
+static uint64_t odd_bytes(prng *r)
+{
+	return (prng_below(r, 33) << 20) + ((1 + prng_below(r, 255)) << 12);
+}
+
+/* Append "NAME=SIZE" to the list in buf (len so far); the blocks' total grows by bytes. */
+static void add_block(char *buf, size_t n, size_t *len, const char *name, uint64_t bytes, uint64_t *total)
+{
+	char sz[32];
+	int k = snprintf(buf + *len, n - *len, "%s%s=%s", *len ? "," : "", name, size_format(bytes, sz, sizeof sz));
+	if (k < 0 || (size_t)k >= n - *len)
+		abort();   /* the generator's own bound (SWARM_VALUE_MAX): a programming error */
+	*len += (size_t)k;
+	*total += bytes;
+}
+
+/* Three layouts: a PC's (pc.ram, then some of qemu_blocks in order), a NUMA guest's (two
+ * memory backends "mem0" and "mem1", the second not chunk aligned, then pc.bios), or pc.ram and
+ * 1 to 4 blocks of odd sizes (some a page, some megabytes and pages). */
+static uint64_t draw_blocks(prng *r, uint64_t guest_bytes, char *buf, size_t n)
+{
+	uint64_t total = 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	switch (prng_below(r, 3)) {
+	case 0:
+		add_block(buf, n, &len, "pc.ram", guest_bytes, &total);
+		for (size_t i = 0; i < N_QEMU_BLOCKS; i++)
+			if (chance(r, 40))
+				add_block(buf, n, &len, qemu_blocks[i].name, qemu_blocks[i].bytes, &total);
+		if (total == guest_bytes)
+			add_block(buf, n, &len, "vga.vram", 16 << 20, &total);
+		break;
+	case 1:
+		add_block(buf, n, &len, "mem0", guest_bytes / 2, &total);
+		add_block(buf, n, &len, "mem1", guest_bytes / 2 + ((1 + prng_below(r, 255)) << 12), &total);
+		add_block(buf, n, &len, "pc.bios", 256 << 10, &total);
+		break;
+	default:
+		add_block(buf, n, &len, "pc.ram", guest_bytes, &total);
+		for (uint64_t i = 0, k = 1 + prng_below(r, 4); i < k; i++) {
+			char name[24];
+			snprintf(name, sizeof name, "ram%" PRIu64, i + 1);
+			add_block(buf, n, &len, name, chance(r, 30) ? (1 + prng_below(r, 16)) << 12 : odd_bytes(r), &total);
+		}
+	}
+	return total;
+}
+
+/* Some of the model's plans get a RAM layout of several blocks, from the layout's own stream
+ * (SWARM_BLOCKS_STREAM): `--guest` becomes the blocks' total and `--blocks` follows it. */
+static void expand_blocks(uint64_t seed, struct swarm_plan *p)
+{
+	prng r;
+	uint64_t mib;
+	size_t g = 0;
+	prng_seed_stream(&r, seed, SWARM_BLOCKS_STREAM);
+	if (!chance(&r, SWARM_BLOCKS_PCT))
+		return;
+	while (g < p->n_keys && strcmp(p->keys[g].key, "guest"))
+		g++;
+	if (g == p->n_keys || p->n_keys == SWARM_KEYS_MAX || sscanf(p->keys[g].value, "%" SCNu64 "M", &mib) != 1)
+		abort();   /* expand_workload wrote "guest NM": a programming error */
+	memmove(&p->keys[g + 2], &p->keys[g + 1], (p->n_keys - g - 1) * sizeof p->keys[0]);
+	p->n_keys++;
+	p->keys[g + 1].key = "blocks";
+	uint64_t total = draw_blocks(&r, mib << 20, p->keys[g + 1].value, sizeof p->keys[g + 1].value);
+	char sz[32];
+	snprintf(p->keys[g].value, sizeof p->keys[g].value, "%s", size_format(total, sz, sizeof sz));
+}
+
 static uint64_t chunk_mib(prng *r)
 {
 	static const uint64_t mib[] = { 1, 1, 1, 2, 4, 16, 64, 256, 1024 };
@@ -332,6 +416,8 @@ void swarm_expand_on(uint64_t seed, const struct swarm_on *on, struct swarm_plan
 	uint64_t dirty = expand_workload(&r, on, p);
 	expand_migration(&r, on, p, dirty);
 	expand_faults(&r, on, p);
+	if (!on)   /* verbs: the lane's pinned seeds keep one block (not run in a VM here) */
+		expand_blocks(seed, p);
 }
 
 void swarm_expand(uint64_t seed, struct swarm_plan *p)
@@ -416,17 +502,18 @@ void swarm_judge(const struct swarm_plan *p, const struct run_result *res, struc
 		r->fired += o->faults[i].st.fired > 0;
 	r->finding = SWARM_F_NONE;
 	r->detail[0] = '\0';
+	const char *end = o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed";
 	if (o->src_checked && !o->src_intact) {
 		r->finding = SWARM_F_DATA_LOSS;
-		set_detail(r, "the source's memory after the run (%s) is not what the guest wrote",
-			   o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed");
+		set_detail(r, "the source's memory after the run (%s) is not what the guest wrote", end);
 		return;
 	}
-	if (o->objects_checked && o->live_objects) {
-		r->finding = SWARM_F_LEAK;
-		set_detail(r, "%llu RDMA object%s (endpoint, listener, memory region) outlived the run (%s)",
-			   (unsigned long long)o->live_objects, o->live_objects == 1 ? "" : "s",
-			   o->completed ? "completed" : cause_valid(cause) ? cause_name(cause) : "failed");
+	if (o->objects_checked && (o->live_objects || o->stray_writes)) {
+		uint64_t n = o->live_objects ? o->live_objects : o->stray_writes;
+		r->finding = o->live_objects ? SWARM_F_LEAK : SWARM_F_CORRUPT;
+		set_detail(r, o->live_objects ? "%llu RDMA object%s (endpoint, listener, memory region) outlived the run (%s)"
+			   : "%llu RDMA WRITE%s landed outside the destination's RAM blocks or across a block's edge (%s)",
+			   (unsigned long long)n, n == 1 ? "" : "s", end);
 		return;
 	}
 	if (o->completed)

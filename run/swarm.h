@@ -17,10 +17,12 @@
  * a cause its configuration explains; a run whose faults fired completes and verifies, or
  * fails with a cause one of the fired rows (or the configuration) explains. Never INTERNAL,
  * never a failure without a named cause, never VERIFY_MISMATCH unless a fired row corrupts
- * data. `check_determinism` runs each seed twice and compares the event logs byte for byte.
+ * data, never an RDMA WRITE outside the destination's RAM blocks (stray_writes: CORRUPT).
+ * `check_determinism` runs each seed twice and compares the event logs byte for byte.
  *
  * Contract:
- *   - swarm_expand is a pure function of the seed (sim/prng.h stream SWARM_STREAM).
+ *   - swarm_expand is a pure function of the seed (sim/prng.h stream SWARM_STREAM; the RAM
+ *     layout of several blocks, a share of the model's plans, from SWARM_BLOCKS_STREAM).
  *   - swarm_run: for each seed of [seed_lo, seed_hi] in shard K/N ((seed - lo) % N == K - 1),
  *     in order: config(plan) -> a runcfg (-EINVAL: an ERROR finding, the swarm goes on),
  *     run_migrate, judge, then done(run). before() may stop the swarm (time budget).
@@ -38,9 +40,13 @@
 #include "vocab/cause.h"
 
 #define SWARM_STREAM 0x5357524dull     /* "SWRM": the plan's PRNG stream of the seed */
+/* The RAM layout's own stream of the seed ("SWBL"): drawn apart from SWARM_STREAM, so a plan of
+ * one block is what it was before multi-block layouts were added, draw for draw. */
+#define SWARM_BLOCKS_STREAM 0x5357424cull
+#define SWARM_BLOCKS_PCT 25u           /* the model's plans with several RAM blocks, percent */
 #define SWARM_SEEDS_MAX 100000000ull    /* seeds in one range */
 #define SWARM_KEYS_MAX 24
-#define SWARM_VALUE_MAX 32
+#define SWARM_VALUE_MAX 192           /* a value's bytes, NUL included (blocks is the longest) */
 #define SWARM_FAULTS_MAX RUNCFG_MAX_FAULTS
 #define SWARM_CONFIG_MAX 2048          /* bytes of a plan's text, NUL included */
 #define SWARM_DETAIL_MAX 256

@@ -17,6 +17,8 @@
 
 #include "run/judge.h"
 #include "run/swarm.h"
+#include "sim/size.h"
+#include "sim/tracegen.h"
 #include "vocab/cause.h"
 
 #define PLANS 3000
@@ -36,6 +38,51 @@ static void test_plan_is_a_function_of_the_seed(void **state)
 	swarm_expand(43, &b);
 	assert_true(swarm_plan_text(&b, tb, sizeof tb));
 	assert_string_not_equal(ta, tb);
+}
+
+/* Multi-block layouts come from their own stream: a one-block plan is the plan of before (seed
+ * 1, as the swarm printed it before layouts), a multi-block one differs only by --guest (the
+ * blocks' total) and --blocks after it (seed 29; before: --guest 256M). A share of the plans
+ * have several blocks, whose total is --guest, some smaller than any chunk (1M), some not
+ * chunk aligned, in the three layouts. */
+static void test_multiblock_plans(void **state)
+{
+	static struct swarm_plan p;
+	static char text[SWARM_CONFIG_MAX];
+	size_t multi = 0, tiny = 0, odd = 0, pc = 0, numa = 0, other = 0;
+	(void)state;
+	swarm_expand(1, &p);
+	assert_true(swarm_plan_text(&p, text, sizeof text));
+	assert_string_equal(text, "--seed 1 --guest 128M --pattern rand-set --workers 2 --sweep-rate 128M --chunk-size 64M "
+			    "--dst-chunk-size 64M --pin-all --max-bandwidth unlimited --downtime-limit-ms 300 --max-time-ms 30000");
+	swarm_expand(29, &p);
+	assert_true(swarm_plan_text(&p, text, sizeof text));
+	assert_string_equal(text, "--seed 29 --guest 272M --blocks pc.ram=256M,vga.vram=16M --pattern idle --chunk-size 1M "
+			    "--dst-chunk-size 1M --max-bandwidth 32M --downtime-limit-ms 1000 --max-time-ms 30000");
+	for (uint64_t seed = 1; seed <= PLANS; seed++) {
+		struct tgen_opts o;
+		struct diag d;
+		uint64_t guest = 0;
+		swarm_expand(seed, &p);
+		assert_string_equal(p.keys[1].key, "guest");
+		if (p.n_keys < 3 || strcmp(p.keys[2].key, "blocks"))
+			continue;
+		multi++;
+		tgen_defaults(&o);
+		assert_int_equal(tgen_blocks_parse(&o, p.keys[2].value, &d), 0);
+		assert_int_equal(size_parse(p.keys[1].value, &guest), 0);
+		assert_int_equal(tgen_blocks_total(&o), guest);
+		for (size_t b = 0; b < o.n_blocks; b++) {
+			tiny += o.blocks[b].size_bytes < (1u << 20);
+			odd += o.blocks[b].size_bytes > (1u << 20) && o.blocks[b].size_bytes % (1u << 20);
+		}
+		pc += !strncmp(p.keys[2].value, "pc.ram=", 7) && strstr(p.keys[2].value, "ram1=") == NULL;
+		numa += !strncmp(p.keys[2].value, "mem0=", 5);
+		other += strstr(p.keys[2].value, "ram1=") != NULL;
+	}
+	assert_true(multi > PLANS * (SWARM_BLOCKS_PCT - 5) / 100 && multi < PLANS * (SWARM_BLOCKS_PCT + 5) / 100);
+	assert_true(tiny > multi / 2 && odd > multi / 4);
+	assert_true(pc > multi / 5 && numa > multi / 5 && other > multi / 5);
 }
 
 /* Every rule of 3000 plans parses, fits, is its row's site and action; BUGGIFY's spread. */
@@ -307,6 +354,13 @@ static void test_oracles(void **state)
 		res.out.objects_checked = false;   /* not checked (one side in this process, verbs): nothing */
 		swarm_judge(&p, &res, &r);
 		assert_int_equal(r.finding, SWARM_F_NONE);
+		/* the multi-block oracle: a WRITE outside the destination's blocks corrupts, even completed */
+		res.out.objects_checked = true;
+		res.out.live_objects = 0;
+		res.out.stray_writes = 1;
+		swarm_judge(&p, &res, &r);
+		assert_int_equal(r.finding, SWARM_F_CORRUPT);
+		assert_non_null(strstr(r.detail, "1 RDMA WRITE landed outside the destination's RAM blocks or across a block's edge (completed)"));
 	}
 	assert_string_equal(swarm_finding_name(SWARM_F_UNEXPLAINED), "unexplained");
 	assert_int_equal(swarm_finding_lookup("corrupt"), SWARM_F_CORRUPT);
@@ -486,6 +540,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_is_a_function_of_the_seed),
 		cmocka_unit_test(test_plans_parse_and_spread),
+		cmocka_unit_test(test_multiblock_plans),
 		cmocka_unit_test(test_fault_table_rows),
 		cmocka_unit_test(test_fault_table_matches_the_matrix),
 		cmocka_unit_test(test_config_table),

@@ -124,6 +124,14 @@ static bool is_keyword(const char *s)
 	return false;
 }
 
+static bool block_name_ok(const char *s);
+
+bool trace_block_name_valid(const char *name, uint32_t version)
+{
+	return name && block_name_ok(name) && !is_keyword(name) &&
+	       !(version >= TRACE_VERSION_LAYOUT && !strcmp(name, "layout"));
+}
+
 static bool block_name_ok(const char *s)
 {
 	size_t n = strlen(s);
@@ -666,8 +674,7 @@ static int on_block(struct trace_reader *r, char *pos)
 	v = next_token(&pos);
 	if (!name)
 		return defect(r, r->lineno, "missing block name after 'block'");
-	if (!block_name_ok(name) || is_keyword(name) ||
-	    (r->h.version >= TRACE_VERSION_LAYOUT && !strcmp(name, "layout")))
+	if (!trace_block_name_valid(name, r->h.version))
 		return defect(r, r->lineno, "bad block name '%s' (1-%d characters of A-Z a-z "
 			      "0-9 . _ : / -, not a keyword)", name, TRACE_BLOCK_NAME_MAX);
 	dup = find_block(r, name);
@@ -1301,9 +1308,8 @@ static int header_valid(const struct trace_header *h, struct diag *d)
 				TRACE_MAX_BLOCKS);
 	for (size_t b = 0; b < h->n_blocks; b++) {
 		const struct trace_block *blk = &h->blocks[b];
-		if (memchr(blk->name, '\0', sizeof blk->name) == NULL || !block_name_ok(blk->name) ||
-		    is_keyword(blk->name) ||
-		    (h->version >= TRACE_VERSION_LAYOUT && !strcmp(blk->name, "layout")))
+		if (memchr(blk->name, '\0', sizeof blk->name) == NULL ||
+		    !trace_block_name_valid(blk->name, h->version))
 			return diag_set(d, "trace header: block %zu: bad name", b);
 		for (size_t o = 0; o < b; o++)
 			if (!strcmp(h->blocks[o].name, blk->name))

@@ -22,6 +22,7 @@
  * failed write never leaves a half-written FILE. */
 #ifndef MIGBED_SIM_TRACE_H
 #define MIGBED_SIM_TRACE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "sim/diag.h"
@@ -54,6 +55,10 @@ struct trace_range {
 };
 
 typedef struct trace_reader trace_reader;
+
+/* Is name a valid block name for a trace of this version (1-63 characters of A-Z a-z 0-9
+ * . _ : / -, not a keyword; not 'layout' in version 2)? What the reader and writer check. */
+bool trace_block_name_valid(const char *name, uint32_t version);
 
 /* Open and read the header. -EINVAL with d = "FILE:LINE: problem" on bad input, -errno on
  * I/O errors (d set too). */

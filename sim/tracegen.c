@@ -89,6 +89,133 @@ uint64_t tgen_default_worker_bytes(const struct tgen_opts *o)
 	return o->page_size ? b / o->page_size * o->page_size : b;
 }
 
+/* ---- the RAM blocks ---- */
+
+_Static_assert(TGEN_BLOCK_NAME_MAX == TRACE_BLOCK_NAME_MAX, "a block name fits a trace's");
+_Static_assert(TGEN_BLOCKS_MAX <= TRACE_MAX_BLOCKS, "the blocks fit a trace's header");
+
+/* One "NAME=SIZE" item of a list (len bytes at item) into o->blocks[o->n_blocks]. */
+static int parse_block(struct tgen_opts *o, const char *item, size_t len, struct diag *d)
+{
+	char buf[TGEN_BLOCK_NAME_MAX + 48];
+	struct tgen_block *b = &o->blocks[o->n_blocks];
+	const char *eq;
+
+	if (len == 0)
+		return diag_set(d, "an empty item (NAME=SIZE expected)");
+	if (len >= sizeof buf)
+		return diag_set(d, "'%.*s...' is too long (a name of at most %d characters, =SIZE)",
+				TGEN_BLOCK_NAME_MAX, item, TGEN_BLOCK_NAME_MAX);
+	memcpy(buf, item, len);
+	buf[len] = '\0';
+	eq = strchr(buf, '=');
+	if (!eq)
+		return diag_set(d, "'%s' has no '=SIZE' (NAME=SIZE expected)", buf);
+	if (eq == buf || (size_t)(eq - buf) > TGEN_BLOCK_NAME_MAX)
+		return diag_set(d, "'%s': the name must be 1 to %d characters", buf, TGEN_BLOCK_NAME_MAX);
+	memcpy(b->name, buf, (size_t)(eq - buf));
+	b->name[eq - buf] = '\0';
+	if (!trace_block_name_valid(b->name, TRACE_VERSION_LAYOUT))
+		return diag_set(d, "'%s': bad block name (1-%d characters of A-Z a-z 0-9 . _ : / -, not "
+				"a trace keyword)", b->name, TGEN_BLOCK_NAME_MAX);
+	for (size_t i = 0; i < o->n_blocks; i++)
+		if (!strcmp(o->blocks[i].name, b->name))
+			return diag_set(d, "block '%s' is named twice", b->name);
+	if (size_parse(eq + 1, &b->size_bytes) || b->size_bytes == 0)
+		return diag_set(d, "'%s': the size '%s' is not a SIZE of more than 0 (4096, 64K, 16M, ...)",
+				b->name, eq + 1);
+	o->n_blocks++;
+	return 0;
+}
+
+int tgen_blocks_parse(struct tgen_opts *o, const char *list, struct diag *d)
+{
+	const char *s = list;
+
+	if (!o || !list)
+		return diag_set(d, "no blocks");
+	o->n_blocks = 0;
+	for (;;) {
+		size_t len = strcspn(s, ",");
+		if (o->n_blocks == TGEN_BLOCKS_MAX) {
+			o->n_blocks = 0;
+			return diag_set(d, "more than %d blocks", TGEN_BLOCKS_MAX);
+		}
+		if (parse_block(o, s, len, d)) {
+			o->n_blocks = 0;
+			return -EINVAL;
+		}
+		if (!s[len])
+			return 0;
+		s += len + 1;
+	}
+}
+
+uint64_t tgen_blocks_total(const struct tgen_opts *o)
+{
+	uint64_t sum = 0;
+
+	if (o->n_blocks == 0)
+		return o->guest_bytes;
+	for (size_t i = 0; i < o->n_blocks && i < TGEN_BLOCKS_MAX; i++) {
+		if (o->blocks[i].size_bytes > UINT64_MAX - sum)
+			return UINT64_MAX;
+		sum += o->blocks[i].size_bytes;
+	}
+	return sum;
+}
+
+bool tgen_blocks_format(const struct tgen_opts *o, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	if (n == 0)
+		return false;
+	buf[0] = '\0';
+	for (size_t i = 0; i < o->n_blocks && i < TGEN_BLOCKS_MAX; i++) {
+		char sz[32];
+		int k = snprintf(buf + len, n - len, "%s%s=%s", i ? "," : "", o->blocks[i].name,
+				 size_format(o->blocks[i].size_bytes, sz, sizeof sz));
+		if (k < 0 || (size_t)k >= n - len)
+			return false;
+		len += (size_t)k;
+	}
+	return true;
+}
+
+/* Pages of block b (the one "pc.ram" when there are no blocks). */
+static uint64_t block_pages(const struct tgen_opts *o, size_t b)
+{
+	return (o->n_blocks ? o->blocks[b].size_bytes : o->guest_bytes) / o->page_size;
+}
+
+/* After the page size was checked: each block a multiple of it, the total the guest. */
+static int validate_blocks(const struct tgen_opts *o, struct diag *d)
+{
+	char a[32], b[32], c[32];
+
+	if (o->n_blocks > TGEN_BLOCKS_MAX)
+		return diag_set(d, "blocks: %zu blocks, at most %d", o->n_blocks, TGEN_BLOCKS_MAX);
+	for (size_t i = 0; i < o->n_blocks; i++) {
+		const struct tgen_block *k = &o->blocks[i];
+		if (!memchr(k->name, '\0', sizeof k->name) || !trace_block_name_valid(k->name, TRACE_VERSION_LAYOUT))
+			return diag_set(d, "blocks: block %zu has a bad name", i);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(o->blocks[j].name, k->name))
+				return diag_set(d, "blocks: block '%s' is named twice", k->name);
+		if (k->size_bytes == 0 || k->size_bytes % o->page_size)
+			return diag_set(d, "blocks: block '%s' of %s is not a positive multiple of the "
+					"page size %s", k->name, size_format(k->size_bytes, a, sizeof a),
+					size_format(o->page_size, b, sizeof b));
+	}
+	if (o->n_blocks && tgen_blocks_total(o) != o->guest_bytes)
+		return diag_set(d, "blocks: the blocks' total %s is not the guest size %s",
+				tgen_blocks_total(o) == UINT64_MAX ? "(more than 16E)" :
+				size_format(tgen_blocks_total(o), a, sizeof a),
+				size_format(o->guest_bytes, c, sizeof c));
+	return 0;
+}
+
 /* ---- derived quantities, all overflow-safe once the common checks passed ---- */
 
 static uint64_t n_epochs(const struct tgen_opts *o)
@@ -165,6 +292,8 @@ static int validate_common(const struct tgen_opts *o, struct diag *d)
 	    (o->page_size & (o->page_size - 1)))
 		return diag_set(d, "page-size %s must be a power of two between 512 and 1G",
 				size_format(o->page_size, a, sizeof a));
+	if (validate_blocks(o, d))
+		return -EINVAL;
 	if (o->guest_bytes == 0)
 		return diag_set(d, "guest size must be more than 0");
 	size_format(o->guest_bytes, a, sizeof a);
@@ -287,6 +416,7 @@ int tgen_validate(const struct tgen_opts *o, struct diag *d)
 /* ---- range emitter: coalesces ascending adjacent ranges of one epoch ---- */
 
 struct emitter {
+	const struct tgen_opts *o;
 	trace_writer *w;
 	struct tgen_stats *st;
 	uint64_t first;                   /* pending range, n == 0: none */
@@ -295,15 +425,40 @@ struct emitter {
 	void *progress_arg;
 };
 
+/* Flat guest pages [first, first + n) as ranges of the blocks they lie in (a range line, or
+ * with `layout` a layout line); *ranges counts the ranges written. */
+static int write_split(trace_writer *w, const struct tgen_opts *o, uint64_t first, uint64_t n,
+		       bool layout, uint64_t *ranges)
+{
+	size_t nb = o->n_blocks ? o->n_blocks : 1, b = 0;
+	uint64_t base = 0;
+	int rc = 0;
+
+	while (n > 0 && rc == 0) {
+		assert(b < nb && "a range inside the guest");
+		uint64_t bp = block_pages(o, b);
+		if (first >= base + bp) {
+			base += bp;
+			b++;
+			continue;
+		}
+		uint64_t len = n < base + bp - first ? n : base + bp - first;
+		struct trace_range r = { .block = (uint32_t)b, .first_page = first - base, .n_pages = len };
+		rc = layout ? trace_writer_layout(w, &r) : trace_writer_range(w, &r);
+		(*ranges)++;
+		first += len;
+		n -= len;
+	}
+	return rc;
+}
+
 static int emit_flush(struct emitter *e)
 {
-	struct trace_range r = { .block = 0, .first_page = e->first, .n_pages = e->n };
 	int rc;
 
 	if (e->n == 0)
 		return 0;
-	rc = trace_writer_range(e->w, &r);
-	e->st->ranges++;
+	rc = write_split(e->w, e->o, e->first, e->n, false, &e->st->ranges);
 	e->st->pages += e->n;
 	e->n = 0;
 	return rc;
@@ -550,6 +705,7 @@ static int write_layout(trace_writer *w, const struct tgen_opts *o)
 {
 	uint64_t ep = layout_extent_pages(o), n = layout_extents(o), pages = guest_pages(o);
 	uint64_t want = (n * o->layout_nonzero_pct + 50) / 100, first = 0, len = 0;
+	uint64_t ranges = 0;
 	prng rng;
 	int rc = 0;
 
@@ -564,12 +720,12 @@ static int write_layout(trace_writer *w, const struct tgen_opts *o)
 			continue;
 		}
 		if (len)
-			rc = trace_writer_layout(w, &(struct trace_range){ 0, first, len });
+			rc = write_split(w, o, first, len, true, &ranges);
 		first = a;
 		len = cnt;
 	}
 	if (rc == 0 && len)
-		rc = trace_writer_layout(w, &(struct trace_range){ 0, first, len });
+		rc = write_split(w, o, first, len, true, &ranges);
 	return rc;
 }
 
@@ -587,7 +743,7 @@ static void fmt_double(char *buf, size_t len, double v)
 
 static int write_gen_comment(trace_writer *w, const struct tgen_opts *o)
 {
-	char line[512], g[32], p[32], a[32], b[32], f[32];
+	char line[2048], g[32], p[32], a[32], b[32], f[32];
 	int n;
 
 	size_format(o->guest_bytes, g, sizeof g);
@@ -619,6 +775,12 @@ static int write_gen_comment(trace_writer *w, const struct tgen_opts *o)
 			      "--cold-rate %llu", f, (unsigned long long)o->hot_pages_per_s,
 			      (unsigned long long)o->cold_pages_per_s);
 	}
+	if (o->n_blocks) {
+		n += snprintf(line + n, sizeof line - (size_t)n, " --blocks ");
+		if (!tgen_blocks_format(o, line + n, sizeof line - (size_t)n))
+			return -EOVERFLOW;
+		n += (int)strlen(line + n);
+	}
 	if (o->layout_nonzero_pct) {
 		size_format(o->layout_extent_bytes, a, sizeof a);
 		n += snprintf(line + n, sizeof line - (size_t)n, " --layout-nonzero-pct %llu "
@@ -634,9 +796,15 @@ static void fill_header(const struct tgen_opts *o, struct trace_header *h)
 	h->version = o->layout_nonzero_pct ? TRACE_VERSION_LAYOUT : TRACE_VERSION;
 	h->page_size = o->page_size;
 	h->duration_ns = o->duration_ms * VCLOCK_NS_PER_MS;
-	h->n_blocks = 1;
-	snprintf(h->blocks[0].name, sizeof h->blocks[0].name, "%s", TGEN_BLOCK_NAME);
-	h->blocks[0].size_bytes = o->guest_bytes;
+	h->n_blocks = o->n_blocks ? o->n_blocks : 1;
+	for (size_t b = 0; b < o->n_blocks; b++) {
+		snprintf(h->blocks[b].name, sizeof h->blocks[b].name, "%s", o->blocks[b].name);
+		h->blocks[b].size_bytes = o->blocks[b].size_bytes;
+	}
+	if (o->n_blocks == 0) {
+		snprintf(h->blocks[0].name, sizeof h->blocks[0].name, "%s", TGEN_BLOCK_NAME);
+		h->blocks[0].size_bytes = o->guest_bytes;
+	}
 }
 
 int tgen_write_stats(const struct tgen_opts *o, const char *path, struct tgen_stats *st,
@@ -668,7 +836,7 @@ int tgen_write_progress(const struct tgen_opts *o, const char *path, struct tgen
 			diag_set(d, "%s: cannot write: %s", path, strerror(-rc));
 		return rc;
 	}
-	g.e = (struct emitter){ .w = w, .st = &local, .progress = progress, .progress_arg = arg };
+	g.e = (struct emitter){ .o = o, .w = w, .st = &local, .progress = progress, .progress_arg = arg };
 	g.set.n_pages = guest_pages(o);
 	rc = write_gen_comment(w, o);
 	if (rc == 0 && o->layout_nonzero_pct)

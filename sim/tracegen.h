@@ -30,10 +30,23 @@
 #ifndef MIGBED_SIM_TRACEGEN_H
 #define MIGBED_SIM_TRACEGEN_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "sim/diag.h"
 
 enum tgen_pattern { TGEN_RAND_SET, TGEN_RANDOM, TGEN_HOTCOLD, TGEN_IDLE };
+
+/* The guest's RAM blocks (`--blocks NAME=SIZE,...`): a guest of several blocks, in order. The
+ * patterns see one flat guest of guest_bytes (the blocks back to back: rand-set's regions and
+ * hotcold's hot set start at the first block's page 0, random draws over all of them); each
+ * range written is split at the blocks' edges. n_blocks 0: one block "pc.ram" of guest_bytes
+ * (the trace of earlier migbeds, byte for byte). */
+#define TGEN_BLOCKS_MAX 16
+#define TGEN_BLOCK_NAME_MAX 63            /* trace.h's TRACE_BLOCK_NAME_MAX */
+struct tgen_block {
+	char name[TGEN_BLOCK_NAME_MAX + 1];
+	uint64_t size_bytes;              /* more than 0, a multiple of the page size */
+};
 
 /* The PRNG stream of each pattern: prng_seed_stream(seed, TGEN_STREAM_ID(pattern)). Part of
  * the determinism contract: changing it changes every generated trace. */
@@ -43,7 +56,9 @@ enum tgen_pattern { TGEN_RAND_SET, TGEN_RANDOM, TGEN_HOTCOLD, TGEN_IDLE };
 
 struct tgen_opts {
 	enum tgen_pattern pattern;
-	uint64_t guest_bytes;             /* one block "pc.ram" of this size */
+	uint64_t guest_bytes;             /* one block "pc.ram" of this size; or the blocks' total */
+	size_t n_blocks;                  /* 0: one block "pc.ram"; else blocks[0..n_blocks) */
+	struct tgen_block blocks[TGEN_BLOCKS_MAX];
 	uint64_t page_size;
 	uint64_t duration_ms;
 	uint64_t epoch_ms;                /* spacing of epochs */
@@ -90,6 +105,14 @@ void tgen_defaults(struct tgen_opts *o);
  * at most half the guest shared by the workers (guest / (2 x workers)), rounded down to the
  * page size; 16M for the default 256M guest. */
 uint64_t tgen_default_worker_bytes(const struct tgen_opts *o);
+/* Parse a `--blocks` list "NAME=SIZE[,NAME=SIZE...]" into o->blocks and o->n_blocks (the
+ * sizes are checked against the page size by tgen_validate). -EINVAL with d naming the
+ * problem ("'x' has no '=SIZE'", a bad name, a duplicate, more than TGEN_BLOCKS_MAX). */
+int tgen_blocks_parse(struct tgen_opts *o, const char *list, struct diag *d);
+/* The blocks' total size (UINT64_MAX when it overflows); guest_bytes when there are none. */
+uint64_t tgen_blocks_total(const struct tgen_opts *o);
+/* o's blocks as a `--blocks` list into buf ("" when n_blocks is 0); false if buf is short. */
+bool tgen_blocks_format(const struct tgen_opts *o, char *buf, size_t n);
 /* -EINVAL with d on impossible options (e.g. workers * worker_bytes > guest). */
 int tgen_validate(const struct tgen_opts *o, struct diag *d);
 /* Validate, then write the trace to path (via path.tmp, renamed on success; nothing is left

@@ -794,6 +794,120 @@ static void test_unwritable_path(void **st)
 	assert_true(tgen_write(&o, "", &d) < 0);
 }
 
+/* A trace's epochs as flat guest pages (the blocks back to back): flat[e][page] = 1. Every
+ * range lies inside its block. */
+static size_t read_flat(const char *path, unsigned char (*flat)[MAX_PAGES], struct trace_header *h)
+{
+	struct diag d;
+	trace_reader *r = NULL;
+	struct trace_range tr;
+	uint64_t t, base[TRACE_MAX_BLOCKS] = { 0 };
+	size_t e = 0;
+	int rc;
+
+	rc = trace_open(path, &r, &d);
+	if (rc)
+		fail_msg("trace_open(%s): %d %s", path, rc, d.msg);
+	*h = *trace_header(r);
+	for (size_t b = 1; b < h->n_blocks; b++)
+		base[b] = base[b - 1] + h->blocks[b - 1].size_bytes / h->page_size;
+	while ((rc = trace_next_epoch(r, &t)) == 1) {
+		assert_true(e < 16);
+		while ((rc = trace_next_range(r, &tr)) == 1) {
+			assert_true(tr.block < h->n_blocks);
+			assert_true(tr.first_page + tr.n_pages <= h->blocks[tr.block].size_bytes / h->page_size);
+			for (uint64_t p = 0; p < tr.n_pages; p++)
+				flat[e][base[tr.block] + tr.first_page + p] = 1;
+		}
+		assert_int_equal(rc, 0);
+		e++;
+	}
+	assert_int_equal(rc, 0);
+	trace_close(r);
+	return e;
+}
+
+/* --blocks: the blocks in the header, in order; the pages are the one-block guest's of the
+ * same size and seed, split at the blocks' edges (a block of 3 pages, one not 1M aligned). */
+static void test_blocks(void **st)
+{
+	static unsigned char one[16][MAX_PAGES], many[16][MAX_PAGES];
+	struct tgen_opts o = small_opts(TGEN_RANDOM), m;
+	struct trace_header h1, hm;
+	struct diag d;
+	char buf[256];
+
+	(void)st;
+	o.rate_pages_per_s = 200000;   /* dense: the bitmap path */
+	m = o;
+	assert_int_equal(tgen_blocks_parse(&m, "pc.ram=400K,pc.bios=12K,0000:00:02.0/vga.vram=612K", &d), 0);
+	assert_int_equal(m.n_blocks, 3);
+	assert_int_equal(tgen_blocks_total(&m), o.guest_bytes);
+	assert_true(tgen_blocks_format(&m, buf, sizeof buf));
+	assert_string_equal(buf, "pc.ram=400K,pc.bios=12K,0000:00:02.0/vga.vram=612K");
+	gen_ok(&o, tmp_path("one.trace"));
+	gen_ok(&m, tmp_path("many.trace"));
+	size_t n1 = read_flat(tmp_path("one.trace"), one, &h1), nm = read_flat(tmp_path("many.trace"), many, &hm);
+	assert_int_equal(n1, nm);
+	assert_int_equal(h1.n_blocks, 1);
+	assert_string_equal(h1.blocks[0].name, "pc.ram");
+	assert_int_equal(hm.n_blocks, 3);
+	assert_string_equal(hm.blocks[1].name, "pc.bios");
+	assert_int_equal(hm.blocks[1].size_bytes, 12 << 10);
+	assert_memory_equal(one, many, sizeof one);
+	uint64_t in_bios = 0;
+	for (size_t e = 0; e < nm; e++)
+		for (uint64_t p = 100; p < 103; p++)
+			in_bios += many[e][p];
+	assert_true(in_bios > 0);   /* the 3-page block got writes */
+	/* the same guest as one "pc.ram" block through --blocks: the same trace but the comment */
+	m = o;
+	assert_int_equal(tgen_blocks_parse(&m, "pc.ram=1M", &d), 0);
+	gen_ok(&m, tmp_path("pc.trace"));
+	size_t la, lb;
+	char *a = slurp(tmp_path("one.trace"), &la), *b = slurp(tmp_path("pc.trace"), &lb);
+	char *ea = strstr(a, "\npage-size"), *eb = strstr(b, "\npage-size");
+	assert_non_null(ea);
+	assert_non_null(eb);
+	assert_int_equal(la - (size_t)(ea - a), lb - (size_t)(eb - b));
+	assert_memory_equal(ea, eb, la - (size_t)(ea - a));
+	assert_non_null(strstr(b, " --blocks pc.ram=1M\n"));
+	assert_null(strstr(a, "--blocks"));
+	free(a);
+	free(b);
+}
+
+/* Bad --blocks lists and blocks that do not fit the guest: -EINVAL naming the problem. */
+static void test_blocks_rejects(void **st)
+{
+	static const struct { const char *list, *want; } bad[] = {
+		{ "pc.ram", "has no '=SIZE'" }, { "pc.ram=", "is not a SIZE" }, { "=4M", "1 to 63 characters" },
+		{ "a=1M,a=1M", "named twice" }, { "a@b=1M", "bad block name" }, { "epoch=1M", "bad block name" },
+		{ "a=0", "is not a SIZE of more than 0" }, { "a=1M,", "an empty item" }, { "a=1X", "is not a SIZE" },
+		{ "b0=4K,b1=4K,b2=4K,b3=4K,b4=4K,b5=4K,b6=4K,b7=4K,b8=4K,b9=4K,b10=4K,b11=4K,b12=4K,b13=4K,"
+		  "b14=4K,b15=4K,b16=4K", "more than 16 blocks" },
+	};
+	struct tgen_opts o = small_opts(TGEN_IDLE);
+	struct diag d;
+
+	(void)st;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		diag_clear(&d);
+		assert_int_equal(tgen_blocks_parse(&o, bad[i].list, &d), -EINVAL);
+		assert_int_equal(o.n_blocks, 0);
+		if (!strstr(d.msg, bad[i].want))
+			fail_msg("'%s': %s (want %s)", bad[i].list, d.msg, bad[i].want);
+	}
+	assert_int_equal(tgen_blocks_parse(&o, "a=512K,b=516K", &d), 0);
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);   /* 1028K is not the 1M guest */
+	assert_non_null(strstr(d.msg, "blocks' total 1028K is not the guest size 1M"));
+	o.guest_bytes = 1028 << 10;
+	assert_int_equal(tgen_validate(&o, &d), 0);
+	o.page_size = 8192;   /* 516K is not a multiple of 8K */
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "block 'b' of 516K is not a positive multiple of the page size 8K"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -815,6 +929,8 @@ int main(void)
 		cmocka_unit_test(test_stats_match_file),
 		cmocka_unit_test(test_gen_comment_and_zst),
 		cmocka_unit_test(test_unwritable_path),
+		cmocka_unit_test(test_blocks),
+		cmocka_unit_test(test_blocks_rejects),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

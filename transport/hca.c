@@ -129,6 +129,16 @@ uint64_t hca_world_live_objects(const hca_world *w)
 	return w->n_eps + w->n_listeners + w->n_mrs;
 }
 
+uint64_t hca_world_stray_writes(const hca_world *w)
+{
+	return w->stray_writes;
+}
+
+void hca_world_note_stray_write(hca_world *w)
+{
+	w->stray_writes++;
+}
+
 const char *hca_ep_device(const hca_ep *ep)
 {
 	if (!ep->setup || !ep->w->ops->device)

@@ -232,6 +232,11 @@ void hca_world_set_fault_hook(hca_world *w, const struct hca_fault_hook *h);
 int hca_fault_alloc(hca_world *w, enum vocab_side side);
 /* Outstanding verbs objects (ep, mr, listener) of the world: 0 after a clean teardown. */
 uint64_t hca_world_live_objects(const hca_world *w);
+/* The model: RDMA WRITEs that an MR let through but that did not land inside one RAM block of
+ * the receiver's guest (outside every block, or across a block's edge): 0 in a sound run (the
+ * protocol writes guest pages only, a chunk never crosses a block's end). Counted, not
+ * prevented: the write's effect is the model's as before. */
+uint64_t hca_world_stray_writes(const hca_world *w);
 
 /* ---- connection management (rdma_cm-like) ---------------------------------------------
  * Addresses: model "NAME" (any token, e.g. "model:1"); verbs "IP:PORT" plus an optional

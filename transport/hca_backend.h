@@ -98,6 +98,8 @@ void *hca_ep_priv(hca_ep *ep);
 void hca_ep_set_priv(hca_ep *ep, void *p);
 hca_world *hca_ep_world(hca_ep *ep);
 struct mem *hca_ep_guest(hca_ep *ep);
+/* The model saw a WRITE land outside its receiver's RAM blocks (hca_world_stray_writes). */
+void hca_world_note_stray_write(hca_world *w);
 void *hca_mr_priv(hca_mr *mr);
 void hca_mr_set_priv(hca_mr *mr, void *p);
 hca_ep *hca_mr_ep(hca_mr *mr);

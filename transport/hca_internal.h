@@ -59,6 +59,7 @@ struct hca_world {
 	size_t n_progress;
 	bool in_progress;             /* a progress function is running: no recursion */
 	uint64_t n_eps, n_listeners, n_mrs;
+	uint64_t stray_writes;        /* model: hca_world_stray_writes */
 	uint64_t memlock[VOCAB_SIDE_COUNT]; /* model: per-side pinning limits, 0 = none */
 	struct hca_fault_hook faults; /* check NULL: no faults, no counting */
 	/* model only: the last drain left nothing behind and nothing has changed since (no raw

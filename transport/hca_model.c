@@ -234,6 +234,18 @@ static int locate(const struct model_ep *me, uint64_t addr, uint64_t len, struct
 	return 0;
 }
 
+/* The multi-block oracle's count: a WRITE into a guest's endpoint that does not lie inside
+ * one of its RAM blocks (hca_world_stray_writes). */
+static void note_stray(const struct model_ep *to, const struct hca_send_wr *wr)
+{
+	mem *g = hca_ep_guest(to->front);
+	size_t b;
+	uint64_t off;
+
+	if (g && wr->length > 0 && mem_resolve(g, wr->remote_addr, wr->length, &b, &off) != 0)
+		hca_world_note_stray_write(hca_ep_world(to->front));
+}
+
 /* Copy len bytes from (from, saddr) to (to, daddr). 0, or <0 if the memory model cannot
  * represent the transfer. Writing plain bytes into a guest block is refused: it would
  * bypass the guest's page tracking (RAM only ever moves guest to guest). */
@@ -384,6 +396,7 @@ static enum exec_result exec_write(struct model_ep *me, struct model_ep *peer,
 	}
 	m = mr_find_serial(peer->mw, wr->rkey >> 1, NULL);   /* mr_covers found it */
 	assert(m);
+	note_stray(peer, wr);
 	if (m->present && wr->length > 0)
 		faulted = odp_fault_in(m, wr->remote_addr, wr->length);
 	if (faulted > 0 && me->rnr_retry < MODEL_RETRY_FOREVER) {

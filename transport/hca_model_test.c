@@ -658,6 +658,17 @@ static void test_destroy_without_disconnect(void **state)
 #define PAGE 4096u
 #define PAGES 64u
 
+/* A connection whose source and destination each map a guest of the blocks spec[0..n). */
+static void guest_pair(struct conn *c, size_t n, const struct mem_block_spec *spec, enum mem_repr repr,
+		       mem **sm, mem **dm)
+{
+	conn_open(c, 5, 0, 0);
+	assert_int_equal(mem_new(PAGE, n, spec, repr, 1, sm), 0);
+	assert_int_equal(mem_new(PAGE, n, spec, repr, 2, dm), 0);
+	hca_ep_map_guest(c->src, *sm);
+	hca_ep_map_guest(c->dst, *dm);
+}
+
 static void run_guest_write(enum mem_repr repr)
 {
 	struct mem_block_spec spec[] = { { "pc.ram", PAGES * PAGE }, { "vga", 8 * PAGE } };
@@ -667,11 +678,7 @@ static void run_guest_write(enum mem_repr repr)
 	size_t bad_b;
 	uint64_t bad_p;
 
-	conn_open(&c, 5, 0, 0);
-	assert_int_equal(mem_new(PAGE, 2, spec, repr, 1, &sm), 0);
-	assert_int_equal(mem_new(PAGE, 2, spec, repr, 2, &dm), 0);
-	hca_ep_map_guest(c.src, sm);
-	hca_ep_map_guest(c.dst, dm);
+	guest_pair(&c, 2, spec, repr, &sm, &dm);
 	mem_write_pages(sm, 0, 0, PAGES);
 	uint64_t sa = mem_block_addr(sm, 0), da = mem_block_addr(dm, 0);
 	assert_int_equal(hca_reg_mr(c.src, sa, PAGES * PAGE, HCA_ACCESS_LOCAL_WRITE, &gs), 0);
@@ -683,6 +690,7 @@ static void run_guest_write(enum mem_repr repr)
 				  .remote_addr = da + 4 * PAGE, .rkey = hca_mr_rkey(gd), .signaled = true };
 	assert_int_equal(hca_post_send(c.src, &wr), 0);
 	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	assert_int_equal(hca_world_stray_writes(c.w), 0);   /* inside block 0 */
 	for (uint64_t p = 0; p < PAGES; p++) {
 		bool copied = p >= 4 && p < 12;
 		assert_int_equal(mem_page_stamp(dm, 0, p), copied ? mem_page_stamp(sm, 0, p) : 0);
@@ -717,11 +725,7 @@ static void test_stamp_unaligned_write_is_a_model_error(void **state)
 	struct hca_wc wc;
 	(void)state;
 
-	conn_open(&c, 5, 0, 0);
-	assert_int_equal(mem_new(PAGE, 1, spec, MEM_REPR_STAMP, 1, &sm), 0);
-	assert_int_equal(mem_new(PAGE, 1, spec, MEM_REPR_STAMP, 2, &dm), 0);
-	hca_ep_map_guest(c.src, sm);
-	hca_ep_map_guest(c.dst, dm);
+	guest_pair(&c, 1, spec, MEM_REPR_STAMP, &sm, &dm);
 	uint64_t sa = mem_block_addr(sm, 0), da = mem_block_addr(dm, 0);
 	assert_int_equal(hca_reg_mr(c.src, sa, 8 * PAGE, 0, &gs), 0);
 	/* verbs: REMOTE_WRITE needs LOCAL_WRITE */
@@ -737,6 +741,49 @@ static void test_stamp_unaligned_write_is_a_model_error(void **state)
 	assert_int_not_equal(wc.vendor_err, 0);
 	assert_int_equal(hca_dereg_mr(gs), 0);
 	assert_int_equal(hca_dereg_mr(gd), 0);
+	conn_close(&c);
+	mem_free(sm);
+	mem_free(dm);
+}
+
+/* The multi-block oracle's count: a WRITE that an MR lets through but that runs past the end
+ * of the destination's block (a chunk registered past a block's edge) is a stray write, and
+ * one inside a block (the last page, a block of one page) is not. */
+static void test_stray_write_past_a_block(void **state)
+{
+	struct mem_block_spec spec[] = { { "pc.ram", 8 * PAGE }, { "pc.bios", PAGE } };
+	struct conn c;
+	mem *sm, *dm;
+	hca_mr *gs, *gd, *gb;
+	struct hca_wc wc;
+	(void)state;
+
+	guest_pair(&c, 2, spec, MEM_REPR_STAMP, &sm, &dm);
+	mem_write_pages(sm, 0, 0, 8);
+	mem_write_pages(sm, 1, 0, 1);
+	uint64_t sa = mem_block_addr(sm, 0), da = mem_block_addr(dm, 0);
+	assert_int_equal(hca_reg_mr(c.src, sa, 8 * PAGE, 0, &gs), 0);
+	/* the destination's MR runs two pages past its 8-page block */
+	assert_int_equal(hca_reg_mr(c.dst, da, 10 * PAGE, HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &gd), 0);
+	assert_int_equal(hca_reg_mr(c.dst, mem_block_addr(dm, 1), PAGE,
+				    HCA_ACCESS_LOCAL_WRITE | HCA_ACCESS_REMOTE_WRITE, &gb), 0);
+	struct hca_send_wr wr = { .wr_id = 1, .opcode = HCA_WR_RDMA_WRITE, .local_addr = sa + 7 * PAGE,
+				  .length = PAGE, .lkey = hca_mr_lkey(gs), .remote_addr = da + 7 * PAGE,
+				  .rkey = hca_mr_rkey(gd), .signaled = true };
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	expect_wc(c.src, HCA_CQ_SEND, 1, HCA_WC_SUCCESS);
+	assert_int_equal(hca_world_stray_writes(c.w), 0);
+	wr.wr_id = 2;
+	wr.local_addr = sa + 6 * PAGE;
+	wr.remote_addr = da + 7 * PAGE;
+	wr.length = 2 * PAGE;   /* the block's last page and one past it */
+	assert_int_equal(hca_post_send(c.src, &wr), 0);
+	assert_int_equal(hca_wait(c.src, HCA_CQ_SEND, TIMEOUT_NS, &wc), 1);
+	assert_int_not_equal(wc.status, HCA_WC_SUCCESS);
+	assert_int_equal(hca_world_stray_writes(c.w), 1);
+	assert_int_equal(hca_dereg_mr(gs), 0);
+	assert_int_equal(hca_dereg_mr(gd), 0);
+	assert_int_equal(hca_dereg_mr(gb), 0);
 	conn_close(&c);
 	mem_free(sm);
 	mem_free(dm);
@@ -1371,6 +1418,7 @@ int main(void)
 		cmocka_unit_test(test_guest_write_stamp),
 		cmocka_unit_test(test_guest_write_bytes),
 		cmocka_unit_test(test_stamp_unaligned_write_is_a_model_error),
+		cmocka_unit_test(test_stray_write_past_a_block),
 		cmocka_unit_test(test_connect_accept_reject_state_errors),
 		cmocka_unit_test(test_withdrawn_requests_leave_the_queue_in_order),
 		cmocka_unit_test(test_disconnect_in_every_state),
