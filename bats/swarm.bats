@@ -211,6 +211,20 @@ setup() {
   [ "$output" = "$(printf 'true\t0\t4')" ]
 }
 
+# Findings S5 and S6 (docs/findings.md): S5's seed names the fired write error, not a flush
+# (transport/hca_fault.c); S6's DEST_INCOMPLETE at the source is explained by the destination's
+# dropped send completion, a consequence named on the peer's side (the per-side fault table).
+@test "findings S5 and S6: their seeds end explained, each cause on the side the table allows" {
+  run "$MIGBED" swarm --seeds 87399 --shrink-max-runs 0 --json s5.json
+  [ "$status" -eq 0 ]
+  run jq -r '.runs[0] | [.cause, .side, .verdict, (.finding // "none")] | @tsv' s5.json
+  [ "$output" = "$(printf 'TRANSPORT_RETRY_EXCEEDED\tsrc\tpass\tnone')" ]
+  run "$MIGBED" swarm --seeds 88423 --shrink-max-runs 0 --json s6.json
+  [ "$status" -eq 0 ]
+  run jq -r '.runs[0] | [.cause, .side, .verdict, (.finding // "none")] | @tsv' s6.json
+  [ "$output" = "$(printf 'DEST_INCOMPLETE\tsrc\tpass\tnone')" ]
+}
+
 # A finding on demand: no seed is a known finding since S3's fix (docs/findings.md: S1, S2 and S3
 # are fixed; seeds 1320 and 2554 were the findings here), so these two tests use the liveness
 # oracle's test hook (MIGBED_SWARM_TEST_UNHEALED_SEED, below): seed 3's healed rerun keeps its

@@ -36,64 +36,76 @@ int swarm_finding_lookup(const char *name)
 /* ---- the tables: what a fault, what a configuration may end in ----------------------------- */
 
 /* One row: a site, an action at it, whether it may corrupt the destination's memory (so a
- * VERIFY_MISMATCH is its fault), the causes it may produce. Built from docs/faults.md's
- * matrix ("What each action produces") and bats/scenarios/fault-*.scn. Not here: `die` (kills
- * the process: a run of its own), corrupt(wr_id) (INTERNAL by design: a provider bug). */
+ * VERIFY_MISMATCH is its fault), the causes it may produce and on which side: the side of the
+ * rule (OWN), the other one (PEER: a consequence the peer names, e.g. the receiver of a
+ * corrupted message, or a side that waits in vain for a peer the fault stopped), or EITHER.
+ * Built from docs/faults.md's matrix ("What each action produces") and
+ * bats/scenarios/fault-*.scn. Not here: `die` (kills the process: a run of its own),
+ * corrupt(wr_id) (INTERNAL by design: a provider bug). A msg.* rule's side is the sender's. */
 enum site_kind { SITE_FIXED, SITE_MSG, SITE_CM };
+enum cause_at { AT_OWN = 1, AT_PEER = 2, AT_EITHER = 3 };
+struct row_cause {
+	int cause;
+	enum cause_at at;
+};
 struct fault_row {
 	enum site_kind kind;
 	int id;                         /* enum fault_site, vocab_msg_type or vocab_cm_event */
 	const char *action;
 	bool corrupts;
-	int causes[SWARM_CAUSES_MAX];
+	struct row_cause causes[SWARM_CAUSES_MAX];
 };
 
-#define C(x) CAUSE_##x
+#define OWN(x) { CAUSE_##x, AT_OWN }
+#define PEER(x) { CAUSE_##x, AT_PEER }
+#define EITHER(x) { CAUSE_##x, AT_EITHER }
 #define SITE(x) SITE_FIXED, FAULT_SITE_##x
 #define MSG(x) SITE_MSG, VOCAB_MSG_##x
 #define CM(x) SITE_CM, VOCAB_CM_##x
 static const struct fault_row fault_rows[] = {
 	{ SITE(REG_MR), "errno(ENOMEM)", false,
-	  { C(CONTROL_REG_FAILED), C(DEST_REG_FAILED), C(DEST_PIN_ALL_FAILED), C(SOURCE_REG_FAILED) } },
-	{ SITE(DEREG_MR), "errno(EBUSY)", false, { 0 } },
-	{ SITE(POST_SEND_WRITE), "errno(EIO)", false, { C(WRITE_POST_FAILED) } },
-	{ SITE(POST_SEND_WRITE), "errno(ENOMEM)", false, { C(SEND_QUEUE_FULL), C(WRITE_POST_FAILED) } },
-	{ SITE(POST_SEND_WRITE), "status(REM_ACCESS_ERR)", false, { C(REMOTE_ACCESS_ERROR) } },
-	{ SITE(POST_SEND_WRITE), "drop", true, { C(VERIFY_MISMATCH) } },
-	{ SITE(POST_SEND_WRITE), "delay(5ms)", false, { C(TIMEOUT), C(NOT_CONVERGED) } },
-	{ SITE(POST_SEND_SEND), "errno(EIO)", false, { C(CONTROL_SEND_FAILED) } },
-	{ SITE(POST_RECV), "errno(EIO)", false, { C(CONTROL_RECV_FAILED) } },
-	{ SITE(WC_WRITE), "status(GENERAL_ERR)", false, { C(WRITE_COMPLETION_ERROR) } },
-	{ SITE(WC_WRITE), "status(RETRY_EXC_ERR)", false, { C(TRANSPORT_RETRY_EXCEEDED) } },
-	{ SITE(WC_WRITE), "drop", false, { C(TIMEOUT) } },
-	{ SITE(WC_WRITE), "delay(1ms)", false, { C(TIMEOUT), C(NOT_CONVERGED) } },
-	{ SITE(WC_SEND), "status(GENERAL_ERR)", false, { C(CONTROL_SEND_ERROR) } },
-	{ SITE(WC_SEND), "status(RNR_RETRY_EXC_ERR)", false, { C(RNR_RETRY_EXCEEDED) } },
-	{ SITE(WC_SEND), "drop", false, { C(TIMEOUT), C(PEER_DISCONNECTED) } },
-	{ SITE(WC_RECV), "status(LOC_LEN_ERR)", false, { C(CONTROL_RECV_ERROR) } },
-	{ SITE(WC_RECV), "delay(1ms)", false, { C(TIMEOUT) } },
-	{ SITE(EP_CREATE), "errno(EHOSTUNREACH)", false, { C(CONNECT_FAILED) } },
-	{ SITE(EP_SETUP), "errno(ENOMEM)", false, { C(DEVICE_SETUP_FAILED) } },
-	{ SITE(MODIFY_QP), "errno(EINVAL)", false, { C(DEVICE_SETUP_FAILED), C(CONNECT_FAILED), C(ACCEPT_FAILED) } },
-	{ SITE(CONNECT), "errno(ECONNREFUSED)", false, { C(CONNECT_REJECTED), C(CONNECT_FAILED) } },
-	{ SITE(CONNECT), "errno(ETIMEDOUT)", false, { C(TIMEOUT), C(CONNECT_FAILED) } },
-	{ SITE(ACCEPT), "errno(EINVAL)", false, { C(ACCEPT_FAILED) } },
-	{ SITE(ALLOC), "errno(ENOMEM)", false, { C(RESOURCE_EXHAUSTED) } },
-	{ MSG(READY), "drop", false, { C(TIMEOUT) } },
-	{ MSG(READY), "delay(20s)", false, { C(TIMEOUT) } },
-	{ MSG(READY), "corrupt(type)", false, { C(UNEXPECTED_MESSAGE) } },
-	{ MSG(QEMU_FILE), "drop", false, { C(DEST_INCOMPLETE), C(TIMEOUT) } },
-	{ MSG(QEMU_FILE), "duplicate", false, { C(RNR_RETRY_EXCEEDED), C(UNEXPECTED_MESSAGE) } },
-	{ MSG(QEMU_FILE), "corrupt(len)", false, { C(MESSAGE_MALFORMED) } },
-	{ MSG(REGISTER_REQUEST), "corrupt(payload)", false, { C(BAD_REGISTER_REQUEST) } },
-	{ MSG(REGISTER_REQUEST), "corrupt(repeat)", false, { C(TOO_MANY_REQUESTS) } },
-	{ MSG(REGISTER_RESULT), "drop", false, { C(UNEXPECTED_MESSAGE), C(TIMEOUT) } },
-	{ MSG(REGISTER_RESULT), "corrupt(payload)", false, { C(REMOTE_ACCESS_ERROR) } },
-	{ MSG(COMPRESS), "corrupt(payload)", false, { C(BAD_COMPRESS) } },
-	{ MSG(COMPRESS), "duplicate", false, { C(RNR_RETRY_EXCEEDED) } },
-	{ CM(ESTABLISHED), "drop", false, { C(TIMEOUT) } },
-	{ CM(DISCONNECTED), "drop", false, { C(DEST_INCOMPLETE) } },
-	{ SITE(POST_SEND), "event(DEVICE_REMOVAL)", false, { C(DEVICE_REMOVED) } },
+	  { OWN(CONTROL_REG_FAILED), OWN(DEST_REG_FAILED), OWN(DEST_PIN_ALL_FAILED), OWN(SOURCE_REG_FAILED) } },
+	{ SITE(DEREG_MR), "errno(EBUSY)", false, { { 0, 0 } } },
+	{ SITE(POST_SEND_WRITE), "errno(EIO)", false, { OWN(WRITE_POST_FAILED) } },
+	{ SITE(POST_SEND_WRITE), "errno(ENOMEM)", false, { OWN(SEND_QUEUE_FULL), OWN(WRITE_POST_FAILED) } },
+	{ SITE(POST_SEND_WRITE), "status(REM_ACCESS_ERR)", false, { OWN(REMOTE_ACCESS_ERROR) } },
+	{ SITE(POST_SEND_WRITE), "drop", true, { PEER(VERIFY_MISMATCH) } },
+	{ SITE(POST_SEND_WRITE), "delay(5ms)", false, { OWN(TIMEOUT), OWN(NOT_CONVERGED) } },
+	{ SITE(POST_SEND_SEND), "errno(EIO)", false, { OWN(CONTROL_SEND_FAILED) } },
+	{ SITE(POST_RECV), "errno(EIO)", false, { OWN(CONTROL_RECV_FAILED) } },
+	{ SITE(WC_WRITE), "status(GENERAL_ERR)", false, { OWN(WRITE_COMPLETION_ERROR) } },
+	{ SITE(WC_WRITE), "status(RETRY_EXC_ERR)", false, { OWN(TRANSPORT_RETRY_EXCEEDED) } },
+	{ SITE(WC_WRITE), "drop", false, { OWN(TIMEOUT) } },
+	{ SITE(WC_WRITE), "delay(1ms)", false, { OWN(TIMEOUT), OWN(NOT_CONVERGED) } },
+	{ SITE(WC_SEND), "status(GENERAL_ERR)", false, { OWN(CONTROL_SEND_ERROR) } },
+	{ SITE(WC_SEND), "status(RNR_RETRY_EXC_ERR)", false, { OWN(RNR_RETRY_EXCEEDED) } },
+	/* a side that never learns its SEND completed waits without a bound of its own (QEMU's
+	 * block_for_wrid): its peer's bounded wait names it, after EOF DEST_INCOMPLETE (S6) */
+	{ SITE(WC_SEND), "drop", false, { EITHER(TIMEOUT), EITHER(PEER_DISCONNECTED), PEER(DEST_INCOMPLETE) } },
+	{ SITE(WC_RECV), "status(LOC_LEN_ERR)", false, { OWN(CONTROL_RECV_ERROR) } },
+	{ SITE(WC_RECV), "delay(1ms)", false, { EITHER(TIMEOUT) } },
+	{ SITE(EP_CREATE), "errno(EHOSTUNREACH)", false, { OWN(CONNECT_FAILED) } },
+	{ SITE(EP_SETUP), "errno(ENOMEM)", false, { OWN(DEVICE_SETUP_FAILED) } },
+	{ SITE(MODIFY_QP), "errno(EINVAL)", false, { OWN(DEVICE_SETUP_FAILED), OWN(CONNECT_FAILED), OWN(ACCEPT_FAILED) } },
+	{ SITE(CONNECT), "errno(ECONNREFUSED)", false, { OWN(CONNECT_REJECTED), OWN(CONNECT_FAILED) } },
+	{ SITE(CONNECT), "errno(ETIMEDOUT)", false, { OWN(TIMEOUT), OWN(CONNECT_FAILED) } },
+	{ SITE(ACCEPT), "errno(EINVAL)", false, { OWN(ACCEPT_FAILED) } },
+	{ SITE(ALLOC), "errno(ENOMEM)", false, { OWN(RESOURCE_EXHAUSTED) } },
+	{ MSG(READY), "drop", false, { PEER(TIMEOUT) } },
+	{ MSG(READY), "delay(20s)", false, { PEER(TIMEOUT) } },
+	{ MSG(READY), "corrupt(type)", false, { PEER(UNEXPECTED_MESSAGE) } },
+	{ MSG(QEMU_FILE), "drop", false, { EITHER(DEST_INCOMPLETE), EITHER(TIMEOUT) } },
+	{ MSG(QEMU_FILE), "duplicate", false, { OWN(RNR_RETRY_EXCEEDED), PEER(UNEXPECTED_MESSAGE) } },
+	{ MSG(QEMU_FILE), "corrupt(len)", false, { PEER(MESSAGE_MALFORMED) } },
+	{ MSG(REGISTER_REQUEST), "corrupt(payload)", false, { PEER(BAD_REGISTER_REQUEST) } },
+	{ MSG(REGISTER_REQUEST), "corrupt(repeat)", false, { PEER(TOO_MANY_REQUESTS) } },
+	{ MSG(REGISTER_RESULT), "drop", false, { PEER(UNEXPECTED_MESSAGE), PEER(TIMEOUT) } },
+	{ MSG(REGISTER_RESULT), "corrupt(payload)", false, { PEER(REMOTE_ACCESS_ERROR) } },
+	{ MSG(COMPRESS), "corrupt(payload)", false, { PEER(BAD_COMPRESS) } },
+	{ MSG(COMPRESS), "duplicate", false, { OWN(RNR_RETRY_EXCEEDED) } },
+	{ CM(ESTABLISHED), "drop", false, { EITHER(TIMEOUT) } },   /* the destination never sends READY */
+	{ CM(DISCONNECTED), "drop", false, { EITHER(DEST_INCOMPLETE) } },
+	{ SITE(POST_SEND), "event(DEVICE_REMOVAL)", false, { OWN(DEVICE_REMOVED) } },
 };
 #define N_ROWS (sizeof fault_rows / sizeof fault_rows[0])
 
@@ -102,7 +114,9 @@ static const int config_causes[SWARM_CFGS][SWARM_CAUSES_MAX] = {
 	SWARM_CONFIG_TABLE(X)
 #undef X
 };
-#undef C
+#undef OWN
+#undef PEER
+#undef EITHER
 #undef SITE
 #undef MSG
 #undef CM
@@ -126,9 +140,25 @@ static bool in_list(const int *list, int cause)
 	return false;
 }
 
+/* The sides (AT_* bits) on which row may produce cause; 0: none. */
+static unsigned row_cause_at(size_t row, int cause)
+{
+	if (row >= N_ROWS || cause == CAUSE_NONE)
+		return 0;
+	for (size_t i = 0; i < SWARM_CAUSES_MAX && fault_rows[row].causes[i].cause; i++)
+		if (fault_rows[row].causes[i].cause == cause)
+			return fault_rows[row].causes[i].at;
+	return 0;
+}
+
 bool swarm_fault_explains(size_t row, int cause)
 {
-	return row < N_ROWS && cause != CAUSE_NONE && in_list(fault_rows[row].causes, cause);
+	return row_cause_at(row, cause) != 0;
+}
+
+bool swarm_fault_explains_at(size_t row, bool same_side, int cause)
+{
+	return (row_cause_at(row, cause) & (same_side ? AT_OWN : AT_PEER)) != 0;
 }
 
 bool swarm_config_explains(unsigned cfg, int cause)
@@ -379,13 +409,15 @@ static void expand_rule(prng *r, struct swarm_plan *p, size_t row)
 	static const char *const probs[] = { "0.001", "0.01", "0.1", "0.5" };
 	static const char *const caps[] = { " *1", " *2", " *3", "" };
 	const struct fault_row *fr = &fault_rows[row];
-	const char *side = vocab_side_token(chance(r, 50) ? VOCAB_SIDE_SRC : VOCAB_SIDE_DST);
+	enum vocab_side at = chance(r, 50) ? VOCAB_SIDE_SRC : VOCAB_SIDE_DST;
+	const char *side = vocab_side_token(at);
 	char trig[48];
 	if (chance(r, 50))
 		snprintf(trig, sizeof trig, "#%" PRIu64, 1 + prng_below(r, UINT64_C(1) << prng_below(r, 7)));
 	else
 		snprintf(trig, sizeof trig, "~%s%s", PICK(r, probs), PICK(r, caps));
 	snprintf(p->faults[p->n_faults], sizeof p->faults[0], "%s@%s %s -> %s", fault_site_name(row_site(fr)), side, trig, fr->action);
+	p->fault_side[p->n_faults] = at;
 	p->fault_row[p->n_faults++] = row;
 }
 
@@ -458,11 +490,13 @@ static void set_detail(struct swarm_run *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Does a fired rule of p (fired[i]: rule i's firings) explain cause? Corrupting data? */
-static bool fired_explains(const struct swarm_plan *p, const struct run_result *res, int cause)
+/* Does a fired rule of p explain cause, named at side: a row that produces it on the rule's
+ * own side, or on the peer's (a consequence)? */
+static bool fired_explains(const struct swarm_plan *p, const struct run_result *res, int cause, int side)
 {
 	for (size_t i = 0; i < p->n_faults && i < (size_t)res->out.n_faults; i++)
-		if (res->out.faults[i].st.fired && swarm_fault_explains(p->fault_row[i], cause))
+		if (res->out.faults[i].st.fired &&
+		    swarm_fault_explains_at(p->fault_row[i], p->fault_side[i] == side, cause))
 			return true;
 	return false;
 }
@@ -522,7 +556,7 @@ void swarm_judge(const struct swarm_plan *p, const struct run_result *res, struc
 		r->finding = SWARM_F_UNNAMED;
 	else if (cause == CAUSE_INTERNAL)
 		r->finding = SWARM_F_INTERNAL;
-	else if (fired_explains(p, res, cause) || swarm_config_explains(p->cfg, cause))
+	else if (fired_explains(p, res, cause, r->side) || swarm_config_explains(p->cfg, cause))
 		return judge_continued(p, o, r);
 	else if (cause == CAUSE_VERIFY_MISMATCH)
 		r->finding = SWARM_F_CORRUPT;

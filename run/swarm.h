@@ -5,9 +5,10 @@
  * line: the replay), swarm_judge(plan, result) -> a finding class or none, swarm_run(config)
  * -> every seed of a shard run in-process through run_migrate, one callback per run.
  *
- * The fault rules come from one table (SWARM_FAULT_TABLE): each row is a fault site, an
- * action, whether it may corrupt the destination's data, and the causes it may produce (from
- * docs/faults.md's matrix and bats/scenarios/fault-*.scn). A seed activates each row with a
+ * The fault rules come from one table (fault_rows in swarm.c): each row is a fault site, an
+ * action, whether it may corrupt the destination's data, and the causes it may produce, each
+ * on the rule's own side, its peer's, or either (from docs/faults.md's matrix and
+ * bats/scenarios/fault-*.scn). A seed activates each row with a
  * probability of its own (BUGGIFY: some runs none, most a few, some many), and an activated
  * row fires with another probability (~P) or at one call (#N). Configuration causes (a refused
  * chunk-size mismatch, a QEMU peer's behaviour, a memlock limit, ...) are a second table
@@ -15,7 +16,8 @@
  *
  * Oracles (swarm_judge): a run whose faults did not fire completes and verifies, or fails with
  * a cause its configuration explains; a run whose faults fired completes and verifies, or
- * fails with a cause one of the fired rows (or the configuration) explains. Never INTERNAL,
+ * fails with a cause one of the fired rows explains on the side that named it (or the
+ * configuration explains). Never INTERNAL,
  * never a failure without a named cause, never VERIFY_MISMATCH unless a fired row corrupts
  * data, never an RDMA WRITE outside the destination's RAM blocks (stray_writes: CORRUPT).
  * `check_determinism` runs each seed twice and compares the event logs byte for byte.
@@ -107,6 +109,7 @@ struct swarm_plan {
 	size_t n_keys;
 	char faults[SWARM_FAULTS_MAX][FAULT_SPEC_MAX];   /* rule text, in plan order */
 	size_t fault_row[SWARM_FAULTS_MAX];               /* each rule's row of the fault table */
+	int fault_side[SWARM_FAULTS_MAX];                 /* each rule's side (enum vocab_side) */
 	size_t n_faults;
 	unsigned cfg;                   /* bit (1 << SWARM_CFG_x): the plan has that feature */
 };
@@ -116,8 +119,11 @@ size_t swarm_fault_rows(void);
 const char *swarm_fault_row_site(size_t row);
 const char *swarm_fault_row_action(size_t row);
 bool swarm_fault_row_corrupts(size_t row);
-/* May row produce cause (positive code)? */
+/* May row produce cause (positive code), on either side? */
 bool swarm_fault_explains(size_t row, int cause);
+/* May a rule of row produce cause named on the rule's own side (same_side) or on its peer's
+ * (a consequence there: the receiver of a corrupted message, a side left waiting)? */
+bool swarm_fault_explains_at(size_t row, bool same_side, int cause);
 /* May a plan with config bits cfg end in cause without faults? */
 bool swarm_config_explains(unsigned cfg, int cause);
 

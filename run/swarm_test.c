@@ -102,6 +102,7 @@ static void test_plans_parse_and_spread(void **state)
 			assert_int_equal(fault_rule_parse(p.faults[i], &r, &e), 0);
 			assert_string_equal(fault_site_name(r.site), swarm_fault_row_site(p.fault_row[i]));
 			assert_non_null(strstr(p.faults[i], swarm_fault_row_action(p.fault_row[i])));
+			assert_int_equal((int)r.side, p.fault_side[i]);   /* the side the judge matches */
 		}
 		none += p.n_faults == 0;
 		many += p.n_faults >= 6;
@@ -234,8 +235,10 @@ static void test_config_table(void **state)
 	assert_false(swarm_config_explains(~0u, CAUSE_VERIFY_MISMATCH));
 }
 
-/* A plan with one rule of row `row`, and a result that fired it (or not) and ended in cause. */
-static void judge_one(size_t row, bool fired, int cause, unsigned cfg, struct swarm_run *r)
+/* A plan with one rule of row `row` at rule_side, and a result that fired it (or not) and
+ * ended in cause, named at cause_side. */
+static void judge_at(size_t row, int rule_side, bool fired, int cause, int cause_side, unsigned cfg,
+		     struct swarm_run *r)
 {
 	static struct swarm_plan p;
 	static struct run_result res;
@@ -245,13 +248,56 @@ static void judge_one(size_t row, bool fired, int cause, unsigned cfg, struct sw
 	p.cfg = cfg;
 	p.n_faults = 1;
 	p.fault_row[0] = row;
+	p.fault_side[0] = rule_side;
 	res.out.n_faults = 1;
 	res.out.faults[0].st.fired = fired;
 	res.out.completed = cause == CAUSE_NONE;
 	res.out.cause = cause;
-	res.out.side = cause == CAUSE_NONE ? RUN_SIDE_NONE : 0;
+	res.out.side = cause == CAUSE_NONE ? RUN_SIDE_NONE : cause_side;
 	res.out.detail = "what the side said";
 	swarm_judge(&p, &res, r);
+}
+
+/* The same at the source: the rule's side and the cause's. */
+static void judge_one(size_t row, bool fired, int cause, unsigned cfg, struct swarm_run *r)
+{
+	judge_at(row, VOCAB_SIDE_SRC, fired, cause, VOCAB_SIDE_SRC, cfg, r);
+}
+
+/* Per-side matching (issue 15): a cause is explained by a fired rule only on the side the row
+ * produces it, the rule's own or its peer's (a consequence there). */
+static void test_fault_table_sides(void **state)
+{
+	static struct swarm_run r;
+	size_t rem = row_of("post_send.write", "status(REM_ACCESS_ERR)");
+	size_t corrupt = row_of("msg.register_request", "corrupt(payload)");
+	size_t send_drop = row_of("wc.send", "drop");
+	(void)state;
+	assert_true(swarm_fault_explains_at(rem, true, CAUSE_REMOTE_ACCESS_ERROR));
+	assert_false(swarm_fault_explains_at(rem, false, CAUSE_REMOTE_ACCESS_ERROR));
+	assert_false(swarm_fault_explains_at(corrupt, true, CAUSE_BAD_REGISTER_REQUEST));
+	assert_true(swarm_fault_explains_at(corrupt, false, CAUSE_BAD_REGISTER_REQUEST));
+	assert_true(swarm_fault_explains_at(send_drop, true, CAUSE_TIMEOUT));
+	assert_true(swarm_fault_explains_at(send_drop, false, CAUSE_TIMEOUT));
+	/* S6: the destination's READY completion lost after the last QEMU FILE; the source names it */
+	assert_true(swarm_fault_explains_at(send_drop, false, CAUSE_DEST_INCOMPLETE));
+	assert_false(swarm_fault_explains_at(send_drop, true, CAUSE_DEST_INCOMPLETE));
+	for (size_t i = 0; i < swarm_fault_rows(); i++)   /* every row names each of its causes somewhere */
+		assert_false(swarm_fault_explains_at(i, true, CAUSE_NONE) || swarm_fault_explains_at(i, false, CAUSE_NONE));
+
+	judge_at(rem, VOCAB_SIDE_SRC, true, CAUSE_REMOTE_ACCESS_ERROR, VOCAB_SIDE_SRC, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);
+	judge_at(rem, VOCAB_SIDE_SRC, true, CAUSE_REMOTE_ACCESS_ERROR, VOCAB_SIDE_DST, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_UNEXPLAINED);   /* the source's own fault, named by the destination */
+	assert_non_null(strstr(r.detail, "REMOTE_ACCESS_ERROR at dst with 1 fired fault rule"));
+	judge_at(corrupt, VOCAB_SIDE_SRC, true, CAUSE_BAD_REGISTER_REQUEST, VOCAB_SIDE_DST, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);          /* the receiver names the corrupted message */
+	judge_at(corrupt, VOCAB_SIDE_SRC, true, CAUSE_BAD_REGISTER_REQUEST, VOCAB_SIDE_SRC, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_UNEXPLAINED);
+	judge_at(send_drop, VOCAB_SIDE_DST, true, CAUSE_DEST_INCOMPLETE, VOCAB_SIDE_SRC, 0, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);          /* S6 */
+	judge_at(rem, VOCAB_SIDE_SRC, false, CAUSE_CHUNK_SIZE_MISMATCH, VOCAB_SIDE_DST, 1u << SWARM_CFG_REFUSE, &r);
+	assert_int_equal(r.finding, SWARM_F_NONE);          /* the configuration table has no side */
 }
 
 static void test_oracles(void **state)
@@ -272,7 +318,7 @@ static void test_oracles(void **state)
 	assert_int_equal(r.finding, SWARM_F_UNEXPLAINED);
 	judge_one(eio, true, CAUSE_VERIFY_MISMATCH, 0, &r);
 	assert_int_equal(r.finding, SWARM_F_CORRUPT);
-	judge_one(drop, true, CAUSE_VERIFY_MISMATCH, 0, &r);
+	judge_at(drop, VOCAB_SIDE_SRC, true, CAUSE_VERIFY_MISMATCH, VOCAB_SIDE_DST, 0, &r);
 	assert_int_equal(r.finding, SWARM_F_NONE);
 	judge_one(drop, true, CAUSE_INTERNAL, ~0u, &r);
 	assert_int_equal(r.finding, SWARM_F_INTERNAL);
@@ -543,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_multiblock_plans),
 		cmocka_unit_test(test_fault_table_rows),
 		cmocka_unit_test(test_fault_table_matches_the_matrix),
+		cmocka_unit_test(test_fault_table_sides),
 		cmocka_unit_test(test_config_table),
 		cmocka_unit_test(test_oracles),
 		cmocka_unit_test(test_seeds_and_shards),

@@ -229,8 +229,14 @@ static int post_send_fake_as(hca_ep *ep, const struct hca_send_wr *wr, int statu
 				  .post_ns = hca_now_ns(ep->w),
 				  .opcode = wr->opcode == HCA_WR_SEND ? HCA_WC_OP_SEND : HCA_WC_OP_RDMA_WRITE };
 
-	if (status == HCA_WC_SUCCESS && ep->err_ns != HCA_NO_ERROR)
-		ps.status = HCA_WC_WR_FLUSH_ERR;          /* as the QP in error would */
+	if (ep->err_ns != HCA_NO_ERROR) {
+		/* the QP is in error, or goes there at the error completion of a WR ahead of this
+		 * one (an injected wc status, stamped later): this WR is flushed behind it, whatever
+		 * the rule said, and kills nothing (rxe: after the failing WR, the other outstanding
+		 * WRs and the RECVs flush, docs/verbs-facts.md; finding S5) */
+		ps.status = HCA_WC_WR_FLUSH_ERR;
+		kill = false;
+	}
 	ps.done_ns = ps.status == HCA_WC_SUCCESS ? hca_cq_charge_link(ep, wr->length) : hca_now_ns(ep->w);
 	uint64_t behind_ns = ps.done_ns;
 	if (kill && status != HCA_WC_SUCCESS && ep->err_ns == HCA_NO_ERROR)

@@ -225,15 +225,21 @@ static void test_status_completes_in_order_and_kills_both_qps(void **state)
  * after them, in posting order, and the QP goes to error only then: a RECV of the requester is
  * flushed no earlier than the error completion (it was flushed at post time before), and WRs
  * posted meanwhile never reach the wire (flushed; an errno rule still fails its call). */
+/* A pair with a RECV posted on each side (dst wr_id 40, src 50), where a flush shows. */
+static void pair_open_recvs(struct pair *p, const char *const *specs, size_t n)
+{
+	pair_open(p, specs, n);
+	assert_int_equal(post_dst_recv(p, 40, 0), 0);
+	assert_int_equal(hca_post_recv(p->src, 50, (uint64_t)(uintptr_t)p->sbuf + 8192, 1024, hca_mr_lkey(p->smr)), 0);
+}
+
 static void test_status_behind_in_flight_writes_kills_at_its_completion(void **state)
 {
 	(void)state;
 	const char *rules[] = { "post_send.write@src #2 -> status(REM_ACCESS_ERR)",
 				"post_send.write@src #4 -> errno(EIO)" };
 	struct pair p;
-	pair_open(&p, rules, 2);
-	assert_int_equal(post_dst_recv(&p, 40, 0), 0);
-	assert_int_equal(hca_post_recv(p.src, 50, (uint64_t)(uintptr_t)p.sbuf + 8192, 1024, hca_mr_lkey(p.smr)), 0);
+	pair_open_recvs(&p, rules, 2);
 	memset(p.sbuf, 0xab, BUF_BYTES);
 	uint64_t t0 = vclock_now_ns(hca_world_clock(p.w));
 	assert_int_equal(write_wr(&p, 1, 0, 60000), 0);       /* ~5 us on the wire */
@@ -296,6 +302,33 @@ static void test_wc_status_rewrites_and_kills_at_its_time(void **state)
 	assert_true(wc.t_ns > t0 + 4000);
 	assert_int_equal(write_wr(&p, 2, 0, 64), 0);           /* after it: the QP is dead */
 	assert_int_equal(wait_wc(p.src, HCA_CQ_SEND).status, HCA_WC_WR_FLUSH_ERR);
+	pair_close(&p);
+}
+
+/* Finding S5: a post-site error status behind a WRITE whose completion a wc rule turned into an
+ * error (stamped later, when the WRITE would complete) is flushed behind that error: the QP (and
+ * its RECV) dies at the first error completion, not at the post, and the responder is left alone. */
+static void test_post_status_behind_a_wc_error_is_flushed(void **state)
+{
+	(void)state;
+	const char *rules[] = { "wc.write@src #1 -> status(RETRY_EXC_ERR)",
+				"post_send.write@src #2 -> status(REM_ACCESS_ERR)" };
+	struct pair p;
+	pair_open_recvs(&p, rules, 2);
+	uint64_t t0 = vclock_now_ns(hca_world_clock(p.w));
+	assert_int_equal(write_wr(&p, 1, 0, 60000), 0);       /* ~5 us on the wire, then RETRY_EXC_ERR */
+	assert_int_equal(write_wr(&p, 2, 1024, 1024), 0);     /* its rule fires behind that error */
+	struct hca_wc a = wait_wc(p.src, HCA_CQ_SEND), b = wait_wc(p.src, HCA_CQ_SEND);
+	struct hca_wc r = wait_wc(p.src, HCA_CQ_RECV);
+	assert_int_equal(a.wr_id, 1);
+	assert_int_equal(a.status, HCA_WC_RETRY_EXC_ERR);
+	assert_true(a.t_ns > t0 + 4000);
+	assert_int_equal(b.wr_id, 2);
+	assert_int_equal(b.status, HCA_WC_WR_FLUSH_ERR);
+	assert_int_equal(r.status, HCA_WC_WR_FLUSH_ERR);
+	assert_true(r.t_ns >= a.t_ns);                        /* not flushed at the post (S5) */
+	struct hca_wc d;
+	assert_int_equal(hca_wait(p.dst, HCA_CQ_RECV, VCLOCK_NS_PER_MS, &d), 0);   /* the responder lives */
 	pair_close(&p);
 }
 
@@ -1103,6 +1136,7 @@ int main(void)
 		cmocka_unit_test(test_status_behind_in_flight_writes_kills_at_its_completion),
 		cmocka_unit_test(test_drop_reports_success_and_delivers_nothing),
 		cmocka_unit_test(test_wc_status_rewrites_and_kills_at_its_time),
+		cmocka_unit_test(test_post_status_behind_a_wc_error_is_flushed),
 		cmocka_unit_test(test_wc_delay_and_drop),
 		cmocka_unit_test(test_duplicate_sends_twice_and_meets_rnr),
 		cmocka_unit_test(test_corrupt_changes_the_header_the_peer_receives),
