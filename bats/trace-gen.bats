@@ -299,6 +299,49 @@ expect_usage_error() {  # $1 = expected text in stderr, rest = trace gen argumen
   [[ "$output" == *"--blocks: 'a=1M,a=1M': block 'a' is named twice"* ]]
 }
 
+@test "trace gen: --layout-runs exp places data in unaligned runs, exactly the share; fixed stays the default, byte for byte" {
+  gen idle f.trace --guest 64M --layout-nonzero-pct 40 --layout-extent 1M
+  gen idle f2.trace --guest 64M --layout-nonzero-pct 40 --layout-extent 1M --layout-runs fixed
+  cmp f.trace f2.trace
+  run grep -c -- "--layout-runs" f.trace
+  [ "$output" = 0 ]
+  gen idle e.trace --guest 64M --layout-nonzero-pct 40 --layout-extent 1M --layout-runs exp
+  gen idle e2.trace --guest 64M --layout-nonzero-pct 40 --layout-extent 1M --layout-runs exp
+  cmp e.trace e2.trace
+  [ "$(head -1 e.trace)" = "migbed-trace 2" ]
+  run grep -c -- "--layout-nonzero-pct 40 --layout-extent 1M --layout-runs exp" e.trace
+  [ "$output" = 1 ]
+  run "$MIGBED" trace check e.trace
+  [ "$status" -eq 0 ]
+  # 40 % of 16384 pages, exactly, as the fixed placement's 40 % of 64 extents is not
+  run "$MIGBED" trace stat e.trace
+  [[ "$output" == *"layout          6554 pages non-zero at start"* ]]
+  # some run starts off a 1M (256-page) boundary; every fixed one starts on one
+  run awk '/^layout/ { for (i = 3; i <= NF; i++) { split($i, r, "-"); if (r[1] % 256) n++ } } END { print n + 0 }' e.trace
+  [ "$output" -gt 0 ]
+  run awk '/^layout/ { for (i = 3; i <= NF; i++) { split($i, r, "-"); if (r[1] % 256) n++ } } END { print n + 0 }' f.trace
+  [ "$output" -eq 0 ]
+  run "$MIGBED" run --trace e.trace --json e.json --quiet
+  [ "$status" -eq 0 ]
+  # every data page is sent, and the holes that share a 1M chunk with data after it; whole-hole
+  # chunks are elided
+  local normal
+  normal=$(jq '.metrics.ram.normal' e.json)
+  echo "normal=$normal"
+  [ "$normal" -ge 6554 ]
+  [ "$normal" -lt 16384 ]
+  expect_usage_error "layout-runs" --pattern idle --guest 1M --duration-ms 100 --layout-nonzero-pct 10 --layout-runs poisson --seed 1 -o out.trace
+  # with several RAM blocks the runs are split where one block ends and the next begins
+  run "$MIGBED" trace gen --pattern idle --blocks a=3M,b=5M --layout-nonzero-pct 40 --layout-extent 1M \
+    --layout-runs exp --duration-ms 10 --seed 1 -o eb.trace
+  [ "$status" -eq 0 ]
+  run "$MIGBED" trace stat eb.trace
+  [[ "$output" == *"layout          819 pages non-zero at start"* ]]
+  run "$MIGBED" run --trace eb.trace --json eb.json --quiet
+  [ "$status" -eq 0 ]
+  [ "$(jq '.verified' eb.json)" = true ]
+}
+
 @test "trace gen: docs/record.md's matched generator is within 5 % of the recorded stress-ng's pages and first touch" {
   local rec=$BATS_TEST_DIRNAME/data/traces/recorded
   # recorded in the VM: stress-ng --vm 4 --vm-bytes 64M --vm-method rand-set --timeout 5s (docs/record.md)

@@ -166,6 +166,13 @@ static int set_odp_fault(struct opts_dst *o, const char *v, uint64_t x, const ch
 	o->c->cost.odp_fault_ns = x * 1000;
 	return 0;
 }
+static int set_layout_runs(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d)
+{
+	(void)v, (void)w, (void)d;
+	o->c->gen.layout_runs = x ? TGEN_LAYOUT_EXP : TGEN_LAYOUT_FIXED;
+	return 0;
+}
+
 static int set_qemu_expect(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 /* hw-set KEY=VALUE: checked now (the error names the key), kept as text, applied over the
  * profile by runcfg_finish. */
@@ -189,6 +196,7 @@ static int set_expect_row(struct opts_dst *o, const char *v, uint64_t x, const c
 static int set_pause_row(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_pattern(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_blocks(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
+static int set_layout_runs(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_shard(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_sites(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
 static int set_seeds(struct opts_dst *o, const char *v, uint64_t x, const char *w, struct diag *d);
@@ -377,7 +385,10 @@ static const struct key keys[] = {
 	  .help = "generated trace: share of the guest holding data at start (a version 2 trace's layout; the rest are never-touched holes; 0: all zero, version 1)" },
 	{ .name = "layout-extent", .arg = "SIZE", .type = OT_SIZE, .lo = 1, .hi = UINT64_MAX, .noun = "a SIZE", .dflt = "2M",
 	  .exact = true, .unit = "bytes", .cmds = C_GEN, .pat = "", RUNF(gen.layout_extent_bytes),
-	  .help = "generated trace: the layout's granularity: data and holes are runs of whole extents, placed at random (seeded)" },
+	  .help = "generated trace: the layout's granularity: data and holes are runs of whole extents, placed at random (seeded); with layout-runs exp, the scale of the runs' mean lengths" },
+	{ .name = "layout-runs", .arg = "fixed|exp", .type = OT_CHOICE, .dflt = "fixed", .exact = true, .cmds = C_GEN,
+	  .pat = "", .set = set_layout_runs,
+	  .help = "generated trace: the layout's placement: fixed, whole extents aligned to the extent; exp, data and hole runs of random unaligned lengths (page-grained exponential) with the fixed placement's mean run lengths (extent / (1 - share) data, extent / share holes), exactly the share in data (docs/model.md)" },
 	/* one command's own keys */
 	{ .name = "output", .short_opt = 'o', .arg = "FILE", .type = OT_TEXT, .cmds = OPTS_TRACE_GEN,
 	  .req = OPTS_TRACE_GEN, XF(output),
@@ -1603,6 +1614,8 @@ static bool converted_text(const struct key *k, const struct runcfg *c, char *bu
 		snprintf(buf, n, "%s", c->expect_text);
 	else if (!strcmp(nm, "blocks"))
 		return c->gen.n_blocks && tgen_blocks_format(&c->gen, buf, n);
+	else if (!strcmp(nm, "layout-runs"))   /* fixed, the default, is left out: as before the key */
+		return c->gen.layout_runs == TGEN_LAYOUT_EXP ? (snprintf(buf, n, "exp"), true) : false;
 	else if (k->type != OT_CHOICE)
 		return false;   /* ack-timeout, qemu-expect, expect-fired: none */
 	else {

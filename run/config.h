@@ -18,7 +18,7 @@
 #define RUNCFG_MAX_FAULTS 16
 #define RUNCFG_MAX_HW_SET 16
 #define RUNCFG_HW_SET_MAX 96
-#define RUNCFG_MAX_KEYS 96          /* rows of cli/runcfg.c's option table, at most */
+#define RUNCFG_MAX_KEYS 112         /* rows of cli/runcfg.c's option table, at most */
 
 struct runcfg {
 	char scenario[1024];        /* path, "" when none */

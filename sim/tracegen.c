@@ -279,6 +279,12 @@ static int validate_layout(const struct tgen_opts *o, struct diag *d)
 		return diag_set(d, "layout-extent %s makes %llu extents, more than %llu: raise it",
 				a, (unsigned long long)layout_extents(o),
 				(unsigned long long)TGEN_WORK_MAX);
+	if (o->layout_runs == TGEN_LAYOUT_EXP && guest_pages(o) > TGEN_WORK_MAX)
+		return diag_set(d, "layout-runs exp draws once per page: %llu pages, more than %llu: "
+				"raise the page size", (unsigned long long)guest_pages(o),
+				(unsigned long long)TGEN_WORK_MAX);
+	if (o->layout_runs != TGEN_LAYOUT_FIXED && o->layout_runs != TGEN_LAYOUT_EXP)
+		return diag_set(d, "layout-runs %d: not fixed or exp", (int)o->layout_runs);
 	return 0;
 }
 
@@ -729,6 +735,83 @@ static int write_layout(trace_writer *w, const struct tgen_opts *o)
 	return rc;
 }
 
+/* layout-runs exp: alternating runs, each page ending its run with probability 1 / (the run's
+ * mean length in pages), so lengths are geometric (>= 1 page) with means extent / (1 - share)
+ * for data and extent / share for holes. Drawn twice from the same seed: the first pass sums
+ * each class's raw lengths, the second emits them scaled so that the data runs add up to
+ * exactly round(share x pages) and the holes to the rest (cumulative rounding: a run scaled to
+ * nothing merges its neighbours). 0 < share < 100. */
+struct exp_runs {
+	prng rng;
+	uint64_t thr[2];    /* [0] hole, [1] data: a draw below it ends the run at this page */
+	int cur;            /* the class of the next run: 1 data, 0 hole */
+};
+
+static void exp_runs_start(struct exp_runs *x, const struct tgen_opts *o)
+{
+	uint64_t pct = o->layout_nonzero_pct, den = 100 * layout_extent_pages(o);
+	prng_seed_stream(&x->rng, o->seed, TGEN_LAYOUT_STREAM_ID);
+	/* 2^64 x q / den < 2^64: q <= 99 < den (0 < pct < 100, at least one page per extent) */
+	x->thr[1] = (uint64_t)(((u128)1 << 64) * (100 - pct) / den);
+	x->thr[0] = (uint64_t)(((u128)1 << 64) * pct / den);
+	x->cur = prng_below(&x->rng, 100) < pct;
+}
+
+static uint64_t exp_runs_next(struct exp_runs *x, int *cls)
+{
+	uint64_t len = 1;
+	*cls = x->cur;
+	while (prng_next(&x->rng) >= x->thr[x->cur])
+		len++;
+	x->cur = !x->cur;
+	return len;
+}
+
+static int write_layout_exp(trace_writer *w, const struct tgen_opts *o)
+{
+	uint64_t pages = guest_pages(o), want[2], raw[2] = { 0, 0 }, cum[2] = { 0, 0 };
+	uint64_t runs = 0, a = 0, first = 0, len = 0, ranges = 0;
+	struct exp_runs x;
+	int cls, rc = 0;
+
+	want[1] = (uint64_t)(((u128)pages * o->layout_nonzero_pct + 50) / 100);
+	want[0] = pages - want[1];
+	if (want[0] == 0 || want[1] == 0)   /* all data or all holes: nothing to draw */
+		return want[1] ? write_split(w, o, 0, pages, true, &ranges) : 0;
+	exp_runs_start(&x, o);
+	/* pass 1: runs until they cover the guest and each class has one */
+	while (raw[0] + raw[1] < pages || !raw[0] || !raw[1]) {
+		uint64_t l = exp_runs_next(&x, &cls);
+		raw[cls] += l;
+		runs++;
+	}
+	/* pass 2: the same runs, scaled */
+	exp_runs_start(&x, o);
+	for (uint64_t i = 0; i < runs && rc == 0; i++) {
+		uint64_t l = exp_runs_next(&x, &cls);
+		uint64_t from = (uint64_t)((u128)cum[cls] * want[cls] / raw[cls]);
+		cum[cls] += l;
+		uint64_t n = (uint64_t)((u128)cum[cls] * want[cls] / raw[cls]) - from;
+		if (n == 0)
+			continue;
+		if (cls) {
+			if (len && first + len == a) {
+				len += n;
+			} else {
+				if (len)
+					rc = write_split(w, o, first, len, true, &ranges);
+				first = a;
+				len = n;
+			}
+		}
+		a += n;
+	}
+	assert(rc || a == pages);
+	if (rc == 0 && len)
+		rc = write_split(w, o, first, len, true, &ranges);
+	return rc;
+}
+
 /* ---- header comments and the file ---- */
 
 /* Shortest %g form that reads back as the same double. */
@@ -785,6 +868,8 @@ static int write_gen_comment(trace_writer *w, const struct tgen_opts *o)
 		size_format(o->layout_extent_bytes, a, sizeof a);
 		n += snprintf(line + n, sizeof line - (size_t)n, " --layout-nonzero-pct %llu "
 			      "--layout-extent %s", (unsigned long long)o->layout_nonzero_pct, a);
+		if (o->layout_runs == TGEN_LAYOUT_EXP)   /* fixed, the default, is left out: old traces stay */
+			n += snprintf(line + n, sizeof line - (size_t)n, " --layout-runs exp");
 	}
 	assert((size_t)n < sizeof line);
 	return trace_writer_comment(w, line);
@@ -840,7 +925,7 @@ int tgen_write_progress(const struct tgen_opts *o, const char *path, struct tgen
 	g.set.n_pages = guest_pages(o);
 	rc = write_gen_comment(w, o);
 	if (rc == 0 && o->layout_nonzero_pct)
-		rc = write_layout(w, o);
+		rc = o->layout_runs == TGEN_LAYOUT_EXP ? write_layout_exp(w, o) : write_layout(w, o);
 	if (rc == 0)
 		rc = gen_body(&g);
 	free(g.swept);

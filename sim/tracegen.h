@@ -25,6 +25,15 @@
  * extents of layout_extent_bytes chosen at random (seeded, exactly round(pct % of the
  * extents)); the rest are holes, zero pages never touched. 0: no layout, a version 1 trace
  * (every page zero at start), byte-identical to what earlier migbeds wrote.
+ * layout_runs says how the data and holes are placed: TGEN_LAYOUT_FIXED (the default, as
+ * above: whole extents aligned to the extent, so every data run starts and ends on an extent
+ * boundary) or TGEN_LAYOUT_EXP (alternating data and hole runs of random, unaligned lengths,
+ * drawn page by page: each page ends its run with a fixed probability, so run lengths are
+ * geometric, the page-grained exponential, with the same means as the fixed placement's runs:
+ * extent / (1 - share) for data and extent / share for holes; the first run is data with
+ * probability share; then the data runs are scaled together, and the hole runs, so that
+ * exactly round(share x the guest's pages) pages hold data). Both are seeded, from the same
+ * layout stream.
  *
  * The same options produce the same file, byte for byte. */
 #ifndef MIGBED_SIM_TRACEGEN_H
@@ -35,6 +44,8 @@
 #include "sim/diag.h"
 
 enum tgen_pattern { TGEN_RAND_SET, TGEN_RANDOM, TGEN_HOTCOLD, TGEN_IDLE };
+/* The initial layout's placement (see above). */
+enum tgen_layout_runs { TGEN_LAYOUT_FIXED, TGEN_LAYOUT_EXP };
 
 /* The guest's RAM blocks (`--blocks NAME=SIZE,...`): a guest of several blocks, in order. The
  * patterns see one flat guest of guest_bytes (the blocks back to back: rand-set's regions and
@@ -72,7 +83,8 @@ struct tgen_opts {
 	uint64_t sweep_jitter_pct;        /* 0..100: per-epoch rate within +-pct % (0: exact) */
 	/* every pattern: the initial layout */
 	uint64_t layout_nonzero_pct;      /* 0..100 % of the guest non-zero at start (0: none) */
-	uint64_t layout_extent_bytes;     /* data and holes are runs of whole extents */
+	uint64_t layout_extent_bytes;     /* data and holes are runs of whole extents (exp: the mean) */
+	enum tgen_layout_runs layout_runs; /* fixed (default): aligned extents; exp: random lengths */
 	/* random */
 	uint64_t rate_pages_per_s;
 	/* hotcold */

@@ -560,6 +560,21 @@ static uint64_t read_layout(const char *path, uint64_t extent_pages, uint64_t gu
 	return pages;
 }
 
+/* A 40 % layout: the same options give the same file; seed 2 places it elsewhere (a holds
+ * seed 1's, b seed 2's; o's seed is 1 again after). */
+static void layout_seeded(struct tgen_opts *o, const char *a, const char *b)
+{
+	o->layout_nonzero_pct = 40;
+	o->seed = 1;
+	gen_ok(o, a);
+	gen_ok(o, b);
+	assert_true(same_file(a, b));
+	o->seed = 2;
+	gen_ok(o, b);
+	assert_false(same_file(a, b));          /* placed by the seed */
+	o->seed = 1;
+}
+
 static void test_layout(void **st)
 {
 	struct tgen_opts o = small_opts(TGEN_IDLE);
@@ -578,13 +593,7 @@ static void test_layout(void **st)
 		/* want whole extents, one of which may be the short last one */
 		assert_true(pages == want * 16 || pages == want * 16 - 8);
 	}
-	o.layout_nonzero_pct = 40;
-	gen_ok(&o, a);
-	gen_ok(&o, b);
-	assert_true(same_file(a, b));
-	o.seed = 2;
-	gen_ok(&o, b);
-	assert_false(same_file(a, b));          /* placed by the seed */
+	layout_seeded(&o, a, b);
 	/* the layout's stream is its own: the random pattern's pages do not move */
 	struct tgen_opts r = small_opts(TGEN_RANDOM), rl;
 	gen_ok(&r, a);
@@ -595,6 +604,68 @@ static void test_layout(void **st)
 	gen_ok(&rl, b);
 	read_back(b);
 	assert_int_equal(rb.written[1], w1);
+}
+
+/* layout-runs exp: exactly round(pct % of the pages) in data, in merged ranges that are not all
+ * on extent boundaries; the mean data run near extent / (1 - share); seeded; the fixed
+ * placement (the default) is unchanged by the key's existence. */
+static void test_layout_exp(void **st)
+{
+	struct tgen_opts o = small_opts(TGEN_IDLE);
+	const char *a = tmp_path("le1.trace"), *b = tmp_path("le2.trace");
+	struct trace_range tr;
+	struct diag d;
+	trace_reader *r = NULL;
+
+	(void)st;
+	o.guest_bytes = 100000 * 4096;
+	o.layout_extent_bytes = 64 * 4096;
+	o.layout_runs = TGEN_LAYOUT_EXP;
+	for (uint64_t pct = 1; pct <= 100; pct += 11) {
+		uint64_t pages = 0, prev_end = 0, runs = 0, unaligned = 0;
+		o.layout_nonzero_pct = pct;
+		gen_ok(&o, a);
+		assert_int_equal(trace_open(a, &r, &d), 0);
+		while (trace_next_layout(r, &tr) == 1) {
+			assert_true(runs == 0 || tr.first_page > prev_end);   /* merged, ascending */
+			assert_true(tr.n_pages > 0 && tr.first_page + tr.n_pages <= 100000);
+			unaligned += tr.first_page % 64 != 0;
+			prev_end = tr.first_page + tr.n_pages;
+			pages += tr.n_pages;
+			runs++;
+		}
+		trace_close(r);
+		assert_int_equal(pages, (100000 * pct + 50) / 100);
+		if (pct < 100) {
+			assert_true(unaligned > 0);
+			/* ~100000 x share x (1 - share) / 64 data runs expected: at least a few */
+			assert_true(runs >= 2);
+			/* mean data run within a factor 3 of extent / (1 - share) (the scaling and
+			 * the chance of a few runs) */
+			double mean = (double)pages / (double)runs, want = 64.0 * 100 / (double)(100 - pct);
+			assert_true(mean > want / 3 && mean < want * 3);
+		} else {
+			assert_int_equal(runs, 1);
+		}
+	}
+	layout_seeded(&o, a, b);
+	o.layout_runs = TGEN_LAYOUT_FIXED;
+	gen_ok(&o, b);
+	assert_false(same_file(a, b));
+	read_layout(b, 64, 100000);   /* fixed: whole extents */
+	/* a guest of one page: all data or all hole */
+	o.layout_runs = TGEN_LAYOUT_EXP;
+	o.guest_bytes = 4096;
+	o.layout_extent_bytes = 4096;
+	o.layout_nonzero_pct = 60;
+	gen_ok(&o, a);
+	assert_int_equal(trace_open(a, &r, &d), 0);
+	assert_int_equal(trace_next_layout(r, &tr), 1);
+	assert_int_equal(tr.n_pages, 1);
+	trace_close(r);
+	o.layout_runs = (enum tgen_layout_runs)7;
+	assert_int_equal(tgen_validate(&o, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "layout-runs"));
 }
 
 static void test_validate_new_keys(void **st)
@@ -921,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_rand_set_churn_and_first_touch),
 		cmocka_unit_test(test_rand_set_jitter),
 		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_layout_exp),
 		cmocka_unit_test(test_validate_new_keys),
 		cmocka_unit_test(test_random_pages),
 		cmocka_unit_test(test_random_sparse_repeats),
