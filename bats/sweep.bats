@@ -139,6 +139,21 @@ EOF
   [ "$(ls)" = bad.trace ]
 }
 
+@test "generator keys are checked against the swept guests, not the run's default guest" {
+  # 4 x 1G/4 fits in 4G and 8G, not in the default 256M guest: the sweep runs
+  run "$MIGBED" sweep --guest 4G,8G --vm 4 --vm-bytes 1G --duration-ms 200 --chunk-sizes 64M \
+    --max-time-ms 50 --json r.json
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(jq -r '[.rows[].guest] | @csv' r.json)" = "$((4 << 30)),$((8 << 30))" ]
+  # refused for the first swept guest too: named as that point, nothing written
+  rm -f r.json
+  run "$MIGBED" sweep --guest 1G,8G --vm 4 --vm-bytes 2G --duration-ms 200 --chunk-sizes 64M --json r.json
+  [ "$status" -eq 2 ]
+  [[ "$output" == "migbed: sweep: point 0 (guest=1G): workers x worker-bytes (4 x 512M) does not fit in the guest (1G)"* ]]
+  [ -z "$(ls)" ]
+}
+
 @test "--plot without gnuplot on PATH is exit 2 before any run" {
   # a PATH with bash alone (MIGBED may be a bash wrapper: make coverage's), no gnuplot
   mkdir nognuplot

@@ -85,6 +85,15 @@ static int one_runs_output(const struct runcfg *c)
 	return 0;
 }
 
+/* Whether any key is swept (given as a list). */
+static bool sweep_any(const struct sweep_values ax[SWEEP_AXES])
+{
+	for (int a = 0; a < SWEEP_AXES; a++)
+		if (ax[a].n)
+			return true;
+	return false;
+}
+
 /* sweep's own keys out of argv, the rest (run options) into s->run_argv, those validated by
  * run's own parser. 1: help printed; 0 ok; 2 bad (the message printed). */
 static int parse_args(struct sweep_cli *s, int argc, char **argv)
@@ -108,6 +117,35 @@ static int parse_args(struct sweep_cli *s, int argc, char **argv)
 	if (rc == 0) {
 		runcfg_defaults(c);
 		rc = run_parse_args(c, &d, s->run_argc, s->run_argv, usage);
+		/* refused with the run's own guest but swept keys given: the generator's keys may be
+		 * meant for the swept guests (`--guest 4G,8G --vm-bytes 1G`): checked again with the
+		 * first point's values; every point is checked, and named, before the first run */
+		if (rc < 0 && sweep_any(x->sweep)) {
+			static char first[SWEEP_AXES][48 + SWEEP_VALUE_MAX];
+			struct diag d2 = { 0 };
+			int n = 0;
+			for (int i = 0; i < s->run_argc; i++)
+				s->point_argv[n++] = s->run_argv[i];
+			for (int a = 0; a < SWEEP_AXES; a++)
+				if (x->sweep[a].n) {
+					snprintf(first[a], sizeof first[a], "--%s=%s",
+						 sweep_axis_key((enum sweep_axis)a), x->sweep[a].v[0]);
+					s->point_argv[n++] = first[a];
+				}
+			s->point_argv[n] = NULL;
+			runcfg_defaults(c);
+			if (run_parse_args(c, &d2, n, s->point_argv, usage) == 0) {
+				rc = 0;
+			} else {   /* refused there too: as the point (as every point is named) */
+				char pt[256];
+				size_t idx[SWEEP_AXES] = { 0 };
+				sweep_point_text(x->sweep, idx, pt, sizeof pt);
+				int k = snprintf(d.msg, sizeof d.msg, "point 0 (%s): ", pt);
+				if (k > 0 && (size_t)k < sizeof d.msg)
+					memcpy(d.msg + k, d2.msg, strnlen(d2.msg, sizeof d.msg - (size_t)k - 1) + 1),
+					d.msg[sizeof d.msg - 1] = 0;
+			}
+		}
 		if (rc < 0)
 			cli_usage_error("sweep: %s", d.msg);
 	}
