@@ -543,6 +543,72 @@ static void test_large_page_bytes_aligned(void **state)
 	mem_free(a);
 }
 
+/* The stamps are part of every digest and VERIFY: they never change (values of the first
+ * implementation, before the per-block part of the mix was cached). */
+static void test_stamps_pinned(void **state)
+{
+	(void)state;
+	mem *m = new_mem(MEM_REPR_STAMP, SEED);
+	mem_write_pages(m, 0, 0, 10);
+	mem_write_pages(m, 0, 3, 4);
+	mem_write_pages(m, 1, 7, 1);
+	assert_int_equal(mem_page_stamp(m, 0, 0), 0xb5750a8db5b7aab6ull);
+	assert_int_equal(mem_page_stamp(m, 0, 4), 0xd76e98820772dd61ull);
+	assert_int_equal(mem_page_stamp(m, 1, 7), 0xfa6db56d7603110dull);
+	mem_free(m);
+}
+
+/* Every stamp of a and b is the same (same layout). */
+static void assert_same_stamps(const mem *a, const mem *b)
+{
+	for (size_t blk = 0; blk < 2; blk++)
+		for (uint64_t p = 0; p < mem_block_pages(a, blk); p++)
+			assert_int_equal(mem_page_stamp(a, blk, p), mem_page_stamp(b, blk, p));
+}
+
+/* mem_write_pages_twin(m, t) is mem_write_pages(m) then mem_write_pages(t): with the same
+ * seed or not, in either representation, and when t's pages already differ from m's. */
+static void test_write_twin_same_as_two_writes(void **state)
+{
+	(void)state;
+	static const enum mem_repr reprs[] = { MEM_REPR_STAMP, MEM_REPR_BYTES };
+	for (size_t i = 0; i < 4; i++) {
+		enum mem_repr tr = reprs[i % 2];
+		uint64_t tseed = i < 2 ? SEED : SEED + 1;
+		mem *m = new_mem(MEM_REPR_STAMP, SEED), *t = new_mem(tr, tseed);
+		mem *m2 = new_mem(MEM_REPR_STAMP, SEED), *t2 = new_mem(tr, tseed);
+		mem_write_pages(t, 0, 6, 2);         /* t differs from m: written, filled, zeroed */
+		mem_write_pages(t2, 0, 6, 2);
+		mem_fill_pages(t, 0, 9, 1, 0x5a);
+		mem_fill_pages(t2, 0, 9, 1, 0x5a);
+		mem_write_pages_twin(m, t, 0, 0, 10);
+		mem_write_pages_twin(m, t, 0, 3, 4);
+		mem_write_pages_twin(m, t, 1, 7, 1);
+		mem_write_pages(m2, 0, 0, 10);
+		mem_write_pages(t2, 0, 0, 10);
+		mem_write_pages(m2, 0, 3, 4);
+		mem_write_pages(t2, 0, 3, 4);
+		mem_write_pages(m2, 1, 7, 1);
+		mem_write_pages(t2, 1, 7, 1);
+		mem_zero_pages(t, 0, 4, 1);
+		mem_zero_pages(t2, 0, 4, 1);
+		mem_write_pages_twin(m, t, 0, 2, 5);
+		mem_write_pages_twin(m, NULL, 0, 30, 2);
+		mem_write_pages(m2, 0, 2, 5);
+		mem_write_pages(t2, 0, 2, 5);
+		mem_write_pages(m2, 0, 30, 2);
+		assert_same_stamps(m, m2);
+		assert_same_stamps(t, t2);
+		mem_free(m), mem_free(t), mem_free(m2), mem_free(t2);
+	}
+	mem *m = new_mem(MEM_REPR_BYTES, SEED), *m2 = new_mem(MEM_REPR_STAMP, SEED);
+	mem_write_pages_twin(m, m, 0, 1, 3);   /* the same memory twice: two writes */
+	mem_write_pages(m2, 0, 1, 3);
+	mem_write_pages(m2, 0, 1, 3);
+	assert_same_stamps(m, m2);
+	mem_free(m), mem_free(m2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +628,8 @@ int main(void)
 		cmocka_unit_test(test_large_page_bytes_aligned),
 		cmocka_unit_test(test_stamp_guest_1t_sparse),
 		cmocka_unit_test(test_page_stamps_range),
+		cmocka_unit_test(test_stamps_pinned),
+		cmocka_unit_test(test_write_twin_same_as_two_writes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
