@@ -485,6 +485,19 @@ static int skip_rest_of_line(struct trace_reader *r)
 	}
 }
 
+/* Whether the 8 bytes at s are all printable ASCII (0x20..0x7e): the common case, checked
+ * a word at a time (each test is exact: no borrow or carry crosses a byte unless a byte is
+ * out of range already). */
+static bool word_printable_ascii(const unsigned char *s)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t w;
+	memcpy(&w, s, sizeof w);
+	uint64_t below_space = (w - ones * 0x20) & ~w & highs;      /* a byte < 0x20 */
+	uint64_t from_del = (((w & ~highs) + ones) | w) & highs;    /* a byte >= 0x7f */
+	return (below_space | from_del) == 0;
+}
+
 /* Reject control characters and bad UTF-8 in a cut line; strip a trailing '\r'. */
 static int check_text(struct trace_reader *r, char *line, size_t len)
 {
@@ -494,7 +507,9 @@ static int check_text(struct trace_reader *r, char *line, size_t len)
 		line[--len] = '\0';
 	for (size_t i = 0; i < len;) {
 		size_t n = 1;
-		if (s[i] >= 0x80)
+		if (len - i >= 8 && word_printable_ascii(s + i))
+			n = 8;
+		else if (s[i] >= 0x80)
 			n = utf8_seq_len(s + i, len - i);
 		else if ((s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
 			n = 0;
