@@ -876,14 +876,59 @@ static int parse_line(struct trace_reader *r, char *line, enum line_kind *kind)
 	return on_ranges(r, kw, pos, kind);
 }
 
+/* 1 to 19 leading digits at *p (no overflow possible) into *v, *p moved past them: true;
+ * false (nothing moved) for none or more than 19. */
+static bool short_number(char **p, uint64_t *v)
+{
+	char *q = *p;
+	uint64_t x = 0;
+	int n = 0;
+
+	for (; n < 19 && is_digit(*q); n++, q++)
+		x = x * 10 + (uint64_t)(*q - '0');
+	if (n == 0 || is_digit(*q))
+		return false;
+	*p = q;
+	*v = x;
+	return true;
+}
+
+/* The common case of parse_next_range, without cutting the token out: a well-formed "P" or
+ * "A-B" (A <= B, inside the block, at most 19 digits each). 1 with *out set and r->cur past
+ * the token as next_token leaves it; 0 (nothing changed) for anything else: the end of the
+ * line, a defect, a long number, which the general path handles. */
+static int quick_range(struct trace_reader *r, struct trace_range *out)
+{
+	char *p = r->cur;
+	uint64_t a, b, pages = r->pages[r->cur_block];
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!short_number(&p, &a))
+		return 0;
+	b = a;
+	if (*p == '-' && (p++, !short_number(&p, &b)))
+		return 0;
+	if ((*p != ' ' && *p != '\t' && *p != '\0') || a > b || (pages != PAGES_UNKNOWN && b >= pages))
+		return 0;
+	r->cur = *p != '\0' ? p + 1 : p;
+	out->block = r->cur_block;
+	out->first_page = a;
+	out->n_pages = b - a + 1;
+	return 1;
+}
+
 /* Next range of the current range line: 1, 0 (line done), -EINVAL. */
 static int parse_next_range(struct trace_reader *r, struct trace_range *out)
 {
 	const struct trace_block *blk = &r->h.blocks[r->cur_block];
 	uint64_t a = 0, b = 0, pages = r->pages[r->cur_block];
-	char *tok = next_token(&r->cur);
+	char *tok;
 	int rc;
 
+	if (quick_range(r, out))
+		return 1;
+	tok = next_token(&r->cur);
 	if (!tok)
 		return 0;
 	rc = parse_range_token(tok, &a, &b);
