@@ -736,6 +736,25 @@ static bool mem_page_equal(const mem *a, const mem *b, size_t blk_i, uint64_t p)
 	return sa == sb && sa != MEM_STAMP_UNKNOWN;
 }
 
+/* STAMP on both sides: are the leaves holding page p (a leaf's first page) equal as a whole,
+ * so mem_page_equal holds for each of their pages? Both untouched (all 0), or the same
+ * stamps and none of them unknown; false sends the caller page by page. */
+static bool mem_leaves_equal(const struct mem_block *ba, const struct mem_block *bb, uint64_t p)
+{
+	bool ua = mem_leaf_used(ba, p), ub = mem_leaf_used(bb, p);
+	if (!ua && !ub)
+		return true;
+	if (!ua || !ub)
+		return false;
+	uint64_t k = ba->n_pages - p < MEM_LEAF_PAGES ? ba->n_pages - p : MEM_LEAF_PAGES;
+	if (memcmp(ba->stamps + p, bb->stamps + p, (size_t)k * sizeof *ba->stamps) != 0)
+		return false;
+	bool unknown = false;
+	for (uint64_t i = 0; i < k; i++)
+		unknown |= ba->stamps[p + i] == MEM_STAMP_UNKNOWN;
+	return !unknown;
+}
+
 int mem_compare(const mem *a, const mem *b, size_t *bad_block, uint64_t *bad_page)
 {
 	if (a == NULL || b == NULL || !mem_same_layout(a, b))
@@ -743,8 +762,8 @@ int mem_compare(const mem *a, const mem *b, size_t *bad_block, uint64_t *bad_pag
 	bool stamps = a->repr == MEM_REPR_STAMP && b->repr == MEM_REPR_STAMP;
 	for (size_t i = 0; i < a->n_blocks; i++) {
 		for (uint64_t p = 0; p < a->blocks[i].n_pages; p++) {
-			if (stamps && !mem_leaf_used(&a->blocks[i], p) && !mem_leaf_used(&b->blocks[i], p)) {
-				p |= MEM_LEAF_PAGES - 1;   /* both leaves untouched: all 0 */
+			if (stamps && p % MEM_LEAF_PAGES == 0 && mem_leaves_equal(&a->blocks[i], &b->blocks[i], p)) {
+				p |= MEM_LEAF_PAGES - 1;   /* the whole leaf is equal (all 0 when untouched) */
 				continue;
 			}
 			if (mem_page_equal(a, b, i, p))

@@ -609,6 +609,42 @@ static void test_write_twin_same_as_two_writes(void **state)
 	mem_free(m), mem_free(m2);
 }
 
+/* STAMP vs STAMP over several leaves of 512 pages: equal leaves are skipped whole, the first
+ * difference is still the first page that differs, and an unknown stamp is never equal. */
+static void test_compare_stamps_leaf_by_leaf(void **state)
+{
+	(void)state;
+	static const struct mem_block_spec big[] = { { "pc.ram", 2048 * PAGE } };
+	mem *a = NULL, *b = NULL, *bytes = NULL;
+	size_t bb = 9;
+	uint64_t bp = 0;
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &a), 0);
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &b), 0);
+	mem_write_pages(a, 0, 0, 2048);
+	mem_write_pages(b, 0, 0, 2048);
+	mem_write_pages(b, 0, 1500, 1);
+	mem_write_pages(b, 0, 1700, 1);
+	assert_int_equal(mem_compare(a, b, &bb, &bp), 1);
+	assert_int_equal(bb, 0);
+	assert_int_equal(bp, 1500);
+	mem_write_pages(a, 0, 1500, 1);
+	mem_write_pages(a, 0, 1700, 1);
+	assert_int_equal(mem_compare(a, b, &bb, &bp), 0);
+	mem *fresh = NULL, *one = NULL;   /* a used leaf against an untouched one */
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &fresh), 0);
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &one), 0);
+	mem_write_pages(one, 0, 1000, 1);
+	assert_int_equal(mem_compare(fresh, one, &bb, &bp), 1);
+	assert_int_equal(bp, 1000);
+	/* a page copied in from bytes that no stamp explains: unknown, unequal even to itself */
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_BYTES, SEED, &bytes), 0);
+	memset((uint8_t *)mem_block_ptr(bytes, 0) + 700 * PAGE, 0x11, PAGE);
+	assert_int_equal(mem_copy(bytes, 0, 700 * PAGE, b, 0, 700 * PAGE, PAGE), 0);
+	assert_int_equal(mem_compare(b, b, &bb, &bp), 1);
+	assert_int_equal(bp, 700);
+	mem_free(a), mem_free(b), mem_free(fresh), mem_free(one), mem_free(bytes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +666,7 @@ int main(void)
 		cmocka_unit_test(test_page_stamps_range),
 		cmocka_unit_test(test_stamps_pinned),
 		cmocka_unit_test(test_write_twin_same_as_two_writes),
+		cmocka_unit_test(test_compare_stamps_leaf_by_leaf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
