@@ -581,21 +581,20 @@ static void test_write_twin_same_as_two_writes(void **state)
 		mem_write_pages(t2, 0, 6, 2);
 		mem_fill_pages(t, 0, 9, 1, 0x5a);
 		mem_fill_pages(t2, 0, 9, 1, 0x5a);
-		mem_write_pages_twin(m, t, 0, 0, 10);
-		mem_write_pages_twin(m, t, 0, 3, 4);
-		mem_write_pages_twin(m, t, 1, 7, 1);
-		mem_write_pages(m2, 0, 0, 10);
-		mem_write_pages(t2, 0, 0, 10);
-		mem_write_pages(m2, 0, 3, 4);
-		mem_write_pages(t2, 0, 3, 4);
-		mem_write_pages(m2, 1, 7, 1);
-		mem_write_pages(t2, 1, 7, 1);
-		mem_zero_pages(t, 0, 4, 1);
-		mem_zero_pages(t2, 0, 4, 1);
-		mem_write_pages_twin(m, t, 0, 2, 5);
+		/* the guest's writes, twin and two calls; t's page 4 zeroed after the third */
+		static const struct { size_t b; uint64_t first, n; } w[] = {
+			{ 0, 0, 10 }, { 0, 3, 4 }, { 1, 7, 1 }, { 0, 2, 5 },
+		};
+		for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+			if (k == 3) {
+				mem_zero_pages(t, 0, 4, 1);
+				mem_zero_pages(t2, 0, 4, 1);
+			}
+			mem_write_pages_twin(m, t, w[k].b, w[k].first, w[k].n);
+			mem_write_pages(m2, w[k].b, w[k].first, w[k].n);
+			mem_write_pages(t2, w[k].b, w[k].first, w[k].n);
+		}
 		mem_write_pages_twin(m, NULL, 0, 30, 2);
-		mem_write_pages(m2, 0, 2, 5);
-		mem_write_pages(t2, 0, 2, 5);
 		mem_write_pages(m2, 0, 30, 2);
 		assert_same_stamps(m, m2);
 		assert_same_stamps(t, t2);
