@@ -206,9 +206,7 @@ static int trace_apply(struct eng *e)
 		struct trace_range r;
 		int rc;
 		while ((rc = trace_next_range(e->tr, &r)) > 0) {
-			mem_write_pages(e->m, r.block, r.first_page, r.n_pages);
-			if (e->o->shadow)
-				mem_write_pages(e->o->shadow, r.block, r.first_page, r.n_pages);
+			mem_write_pages_twin(e->m, e->o->shadow, r.block, r.first_page, r.n_pages);
 			for (uint64_t p = r.first_page; p < r.first_page + r.n_pages; p++)
 				bm_set(&e->log[r.block], p);
 			e->out->guest_pages_written += r.n_pages;

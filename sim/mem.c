@@ -62,6 +62,7 @@ struct mem_block {
 	uint64_t *maybe_nonzero; /* BYTES: one bit per page */
 	uint64_t *stamps;        /* STAMP: one per page (a leaf whose bit is clear: all 0, untouched) */
 	uint64_t *leaf_used;     /* STAMP: one bit per MEM_LEAF_PAGES pages: a stamp there may be != 0 */
+	uint64_t mix_hash;       /* mem_mix's part that depends on (seed, block) only */
 	bool exposed;            /* BYTES: real address handed out (see top comment) */
 };
 
@@ -91,11 +92,17 @@ static uint64_t mem_splitmix64(uint64_t *state)
 	return mem_fmix(*state);
 }
 
-static uint64_t mem_mix(uint64_t seed_hash, size_t b, uint64_t page, uint64_t old)
+/* The part of a new stamp that depends on (seed, block) only: computed once per block. */
+static uint64_t mem_mix_block(uint64_t seed_hash, size_t b)
 {
-	uint64_t h = seed_hash;
-	h = mem_fmix(h ^ mem_fmix((uint64_t)b + MEM_GOLDEN));
-	h = mem_fmix(h ^ mem_fmix(page + 2 * MEM_GOLDEN));
+	return mem_fmix(seed_hash ^ mem_fmix((uint64_t)b + MEM_GOLDEN));
+}
+
+/* A page's new stamp from its old one: mix(seed, block, page, old), where mix_hash is
+ * mem_mix_block(seed, block). */
+static uint64_t mem_mix(uint64_t mix_hash, uint64_t page, uint64_t old)
+{
+	uint64_t h = mem_fmix(mix_hash ^ mem_fmix(page + 2 * MEM_GOLDEN));
 	h = mem_fmix(h ^ mem_fmix(old + 3 * MEM_GOLDEN));
 	if (h == 0 || h == MEM_STAMP_UNKNOWN)
 		h = 1;
@@ -401,6 +408,7 @@ int mem_new(uint64_t page_size, size_t n_blocks, const struct mem_block_spec *sp
 	for (size_t b = 0; b < n_blocks; b++) {
 		m->blocks[b].size_bytes = specs[b].size_bytes;
 		m->blocks[b].n_pages = specs[b].size_bytes / page_size;
+		m->blocks[b].mix_hash = mem_mix_block(m->seed_hash, b);
 	}
 	if (repr == MEM_REPR_STAMP) { /* addresses first: a layout that does not fit costs nothing */
 		m->synth_slot = mem_synth_alloc();
@@ -511,14 +519,67 @@ int mem_resolve(const mem *m, uint64_t addr, uint64_t len, size_t *b, uint64_t *
 
 /* ---- guest operations ------------------------------------------------------------------- */
 
-void mem_write_pages(mem *m, size_t b, uint64_t first, uint64_t n)
+/* STAMP: a written page's old stamp and its new one, stored (the new one is never 0, so
+ * the leaf becomes used). The old stamp is returned for a twin that may share the result. */
+static uint64_t mem_stamp_write(struct mem_block *blk, uint64_t page, uint64_t *next)
+{
+	uint64_t leaf = page >> MEM_LEAF_SHIFT, bit = 1ull << (leaf % 64);
+	uint64_t *used = &blk->leaf_used[leaf / 64];
+	uint64_t old = (*used & bit) ? blk->stamps[page] : 0;
+	*used |= bit;
+	*next = mem_mix(blk->mix_hash, page, old);
+	blk->stamps[page] = *next;
+	return old;
+}
+
+/* The general write of one page (either representation): its old stamp, *next the new one. */
+static uint64_t mem_page_write(mem *m, struct mem_block *blk, uint64_t page, uint64_t *next)
+{
+	uint64_t old = mem_stamp_of(m, blk, page);
+	*next = mem_mix(blk->mix_hash, page, old);
+	mem_store_stamp(m, blk, page, *next);
+	return old;
+}
+
+/* One page of twin: the same stamp as m's page got when it held the same old stamp and the
+ * seeds match (the mix is the same function of the same values), else its own mix. */
+static void mem_twin_write(mem *twin, struct mem_block *tblk, uint64_t page, bool same_mix,
+			   uint64_t old, uint64_t next)
+{
+	if (twin->repr == MEM_REPR_STAMP) {
+		uint64_t leaf = page >> MEM_LEAF_SHIFT, bit = 1ull << (leaf % 64);
+		uint64_t *used = &tblk->leaf_used[leaf / 64];
+		uint64_t told = (*used & bit) ? tblk->stamps[page] : 0;
+		*used |= bit;
+		tblk->stamps[page] = same_mix && told == old ? next : mem_mix(tblk->mix_hash, page, told);
+		return;
+	}
+	uint64_t told = mem_stamp_of(twin, tblk, page);
+	uint64_t tnext = same_mix && told == old ? next : mem_mix(tblk->mix_hash, page, told);
+	mem_store_stamp(twin, tblk, page, tnext);
+}
+
+void mem_write_pages_twin(mem *m, mem *twin, size_t b, uint64_t first, uint64_t n)
 {
 	struct mem_block *blk = mem_blk(m, b);
+	struct mem_block *tblk = twin && twin != m ? mem_blk(twin, b) : NULL;
 	mem_assert_pages(blk, first, n);
+	if (tblk)
+		mem_assert_pages(tblk, first, n);
+	bool same_mix = tblk && tblk->mix_hash == blk->mix_hash;
+	bool stamps = m->repr == MEM_REPR_STAMP;
 	for (uint64_t p = first; p < first + n; p++) {
-		uint64_t next = mem_mix(m->seed_hash, b, p, mem_stamp_of(m, blk, p));
-		mem_store_stamp(m, blk, p, next);
+		uint64_t next, old = stamps ? mem_stamp_write(blk, p, &next) : mem_page_write(m, blk, p, &next);
+		if (tblk)
+			mem_twin_write(twin, tblk, p, same_mix, old, next);
 	}
+	if (twin == m)   /* the same memory twice: written twice, as two calls would */
+		mem_write_pages_twin(m, NULL, b, first, n);
+}
+
+void mem_write_pages(mem *m, size_t b, uint64_t first, uint64_t n)
+{
+	mem_write_pages_twin(m, NULL, b, first, n);
 }
 
 uint64_t mem_page_stamp(const mem *m, size_t b, uint64_t page)
@@ -675,6 +736,25 @@ static bool mem_page_equal(const mem *a, const mem *b, size_t blk_i, uint64_t p)
 	return sa == sb && sa != MEM_STAMP_UNKNOWN;
 }
 
+/* STAMP on both sides: are the leaves holding page p (a leaf's first page) equal as a whole,
+ * so mem_page_equal holds for each of their pages? Both untouched (all 0), or the same
+ * stamps and none of them unknown; false sends the caller page by page. */
+static bool mem_leaves_equal(const struct mem_block *ba, const struct mem_block *bb, uint64_t p)
+{
+	bool ua = mem_leaf_used(ba, p), ub = mem_leaf_used(bb, p);
+	if (!ua && !ub)
+		return true;
+	if (!ua || !ub)
+		return false;
+	uint64_t k = ba->n_pages - p < MEM_LEAF_PAGES ? ba->n_pages - p : MEM_LEAF_PAGES;
+	if (memcmp(ba->stamps + p, bb->stamps + p, (size_t)k * sizeof *ba->stamps) != 0)
+		return false;
+	bool unknown = false;
+	for (uint64_t i = 0; i < k; i++)
+		unknown |= ba->stamps[p + i] == MEM_STAMP_UNKNOWN;
+	return !unknown;
+}
+
 int mem_compare(const mem *a, const mem *b, size_t *bad_block, uint64_t *bad_page)
 {
 	if (a == NULL || b == NULL || !mem_same_layout(a, b))
@@ -682,8 +762,8 @@ int mem_compare(const mem *a, const mem *b, size_t *bad_block, uint64_t *bad_pag
 	bool stamps = a->repr == MEM_REPR_STAMP && b->repr == MEM_REPR_STAMP;
 	for (size_t i = 0; i < a->n_blocks; i++) {
 		for (uint64_t p = 0; p < a->blocks[i].n_pages; p++) {
-			if (stamps && !mem_leaf_used(&a->blocks[i], p) && !mem_leaf_used(&b->blocks[i], p)) {
-				p |= MEM_LEAF_PAGES - 1;   /* both leaves untouched: all 0 */
+			if (stamps && p % MEM_LEAF_PAGES == 0 && mem_leaves_equal(&a->blocks[i], &b->blocks[i], p)) {
+				p |= MEM_LEAF_PAGES - 1;   /* the whole leaf is equal (all 0 when untouched) */
 				continue;
 			}
 			if (mem_page_equal(a, b, i, p))

@@ -51,6 +51,10 @@ int mem_resolve(const mem *m, uint64_t addr, uint64_t len, size_t *b, uint64_t *
 
 /* A guest write to pages [first, first+n) of block b: each page gets a new stamp. */
 void mem_write_pages(mem *m, size_t b, uint64_t first, uint64_t n);
+/* mem_write_pages on m, then on twin (NULL: none; it must have m's layout), with the same
+ * result as the two calls; a page holding the same stamp in both is mixed once when their
+ * seeds match (the engine's source and its shadow, run/run.c's source oracle). */
+void mem_write_pages_twin(mem *m, mem *twin, size_t b, uint64_t first, uint64_t n);
 uint64_t mem_page_stamp(const mem *m, size_t b, uint64_t page);
 /* The stamps of pages [first, first+n) of block b into out[0..n), as mem_page_stamp each. */
 void mem_page_stamps(const mem *m, size_t b, uint64_t first, uint64_t n, uint64_t *out);

@@ -543,6 +543,107 @@ static void test_large_page_bytes_aligned(void **state)
 	mem_free(a);
 }
 
+/* The stamps are part of every digest and VERIFY: they never change (values of the first
+ * implementation, before the per-block part of the mix was cached). */
+static void test_stamps_pinned(void **state)
+{
+	(void)state;
+	mem *m = new_mem(MEM_REPR_STAMP, SEED);
+	mem_write_pages(m, 0, 0, 10);
+	mem_write_pages(m, 0, 3, 4);
+	mem_write_pages(m, 1, 7, 1);
+	assert_int_equal(mem_page_stamp(m, 0, 0), 0xb5750a8db5b7aab6ull);
+	assert_int_equal(mem_page_stamp(m, 0, 4), 0xd76e98820772dd61ull);
+	assert_int_equal(mem_page_stamp(m, 1, 7), 0xfa6db56d7603110dull);
+	mem_free(m);
+}
+
+/* Every stamp of a and b is the same (same layout). */
+static void assert_same_stamps(const mem *a, const mem *b)
+{
+	for (size_t blk = 0; blk < 2; blk++)
+		for (uint64_t p = 0; p < mem_block_pages(a, blk); p++)
+			assert_int_equal(mem_page_stamp(a, blk, p), mem_page_stamp(b, blk, p));
+}
+
+/* mem_write_pages_twin(m, t) is mem_write_pages(m) then mem_write_pages(t): with the same
+ * seed or not, in either representation, and when t's pages already differ from m's. */
+static void test_write_twin_same_as_two_writes(void **state)
+{
+	(void)state;
+	static const enum mem_repr reprs[] = { MEM_REPR_STAMP, MEM_REPR_BYTES };
+	for (size_t i = 0; i < 4; i++) {
+		enum mem_repr tr = reprs[i % 2];
+		uint64_t tseed = i < 2 ? SEED : SEED + 1;
+		mem *m = new_mem(MEM_REPR_STAMP, SEED), *t = new_mem(tr, tseed);
+		mem *m2 = new_mem(MEM_REPR_STAMP, SEED), *t2 = new_mem(tr, tseed);
+		mem_write_pages(t, 0, 6, 2);         /* t differs from m: written, filled, zeroed */
+		mem_write_pages(t2, 0, 6, 2);
+		mem_fill_pages(t, 0, 9, 1, 0x5a);
+		mem_fill_pages(t2, 0, 9, 1, 0x5a);
+		/* the guest's writes, twin and two calls; t's page 4 zeroed after the third */
+		static const struct { size_t b; uint64_t first, n; } w[] = {
+			{ 0, 0, 10 }, { 0, 3, 4 }, { 1, 7, 1 }, { 0, 2, 5 },
+		};
+		for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+			if (k == 3) {
+				mem_zero_pages(t, 0, 4, 1);
+				mem_zero_pages(t2, 0, 4, 1);
+			}
+			mem_write_pages_twin(m, t, w[k].b, w[k].first, w[k].n);
+			mem_write_pages(m2, w[k].b, w[k].first, w[k].n);
+			mem_write_pages(t2, w[k].b, w[k].first, w[k].n);
+		}
+		mem_write_pages_twin(m, NULL, 0, 30, 2);
+		mem_write_pages(m2, 0, 30, 2);
+		assert_same_stamps(m, m2);
+		assert_same_stamps(t, t2);
+		mem_free(m), mem_free(t), mem_free(m2), mem_free(t2);
+	}
+	mem *m = new_mem(MEM_REPR_BYTES, SEED), *m2 = new_mem(MEM_REPR_STAMP, SEED);
+	mem_write_pages_twin(m, m, 0, 1, 3);   /* the same memory twice: two writes */
+	mem_write_pages(m2, 0, 1, 3);
+	mem_write_pages(m2, 0, 1, 3);
+	assert_same_stamps(m, m2);
+	mem_free(m), mem_free(m2);
+}
+
+/* STAMP vs STAMP over several leaves of 512 pages: equal leaves are skipped whole, the first
+ * difference is still the first page that differs, and an unknown stamp is never equal. */
+static void test_compare_stamps_leaf_by_leaf(void **state)
+{
+	(void)state;
+	static const struct mem_block_spec big[] = { { "pc.ram", 2048 * PAGE } };
+	mem *a = NULL, *b = NULL, *bytes = NULL;
+	size_t bb = 9;
+	uint64_t bp = 0;
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &a), 0);
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &b), 0);
+	mem_write_pages(a, 0, 0, 2048);
+	mem_write_pages(b, 0, 0, 2048);
+	mem_write_pages(b, 0, 1500, 1);
+	mem_write_pages(b, 0, 1700, 1);
+	assert_int_equal(mem_compare(a, b, &bb, &bp), 1);
+	assert_int_equal(bb, 0);
+	assert_int_equal(bp, 1500);
+	mem_write_pages(a, 0, 1500, 1);
+	mem_write_pages(a, 0, 1700, 1);
+	assert_int_equal(mem_compare(a, b, &bb, &bp), 0);
+	mem *fresh = NULL, *one = NULL;   /* a used leaf against an untouched one */
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &fresh), 0);
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_STAMP, SEED, &one), 0);
+	mem_write_pages(one, 0, 1000, 1);
+	assert_int_equal(mem_compare(fresh, one, &bb, &bp), 1);
+	assert_int_equal(bp, 1000);
+	/* a page copied in from bytes that no stamp explains: unknown, unequal even to itself */
+	assert_int_equal(mem_new(PAGE, 1, big, MEM_REPR_BYTES, SEED, &bytes), 0);
+	memset((uint8_t *)mem_block_ptr(bytes, 0) + 700 * PAGE, 0x11, PAGE);
+	assert_int_equal(mem_copy(bytes, 0, 700 * PAGE, b, 0, 700 * PAGE, PAGE), 0);
+	assert_int_equal(mem_compare(b, b, &bb, &bp), 1);
+	assert_int_equal(bp, 700);
+	mem_free(a), mem_free(b), mem_free(fresh), mem_free(one), mem_free(bytes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +663,9 @@ int main(void)
 		cmocka_unit_test(test_large_page_bytes_aligned),
 		cmocka_unit_test(test_stamp_guest_1t_sparse),
 		cmocka_unit_test(test_page_stamps_range),
+		cmocka_unit_test(test_stamps_pinned),
+		cmocka_unit_test(test_write_twin_same_as_two_writes),
+		cmocka_unit_test(test_compare_stamps_leaf_by_leaf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

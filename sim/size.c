@@ -28,6 +28,9 @@ int size_parse_digits(const char *s, uint64_t *out, const char **end)
 	const char *p = s;
 	int overflow = 0;
 
+	/* 19 digits are below 10^19 < 2^64: no overflow check needed for them */
+	for (int i = 0; i < 19 && *p >= '0' && *p <= '9'; i++, p++)
+		v = v * 10 + (uint64_t)(*p - '0');
 	for (; *p >= '0' && *p <= '9'; p++) {
 		uint64_t digit = (uint64_t)(*p - '0');
 		if (v > (UINT64_MAX - digit) / 10)

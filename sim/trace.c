@@ -493,6 +493,19 @@ static int skip_rest_of_line(struct trace_reader *r)
 	}
 }
 
+/* Whether the 8 bytes at s are all printable ASCII (0x20..0x7e): the common case, checked
+ * a word at a time (each test is exact: no borrow or carry crosses a byte unless a byte is
+ * out of range already). */
+static bool word_printable_ascii(const unsigned char *s)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t w;
+	memcpy(&w, s, sizeof w);
+	uint64_t below_space = (w - ones * 0x20) & ~w & highs;      /* a byte < 0x20 */
+	uint64_t from_del = (((w & ~highs) + ones) | w) & highs;    /* a byte >= 0x7f */
+	return (below_space | from_del) == 0;
+}
+
 /* Reject control characters and bad UTF-8 in a cut line; strip a trailing '\r'. */
 static int check_text(struct trace_reader *r, char *line, size_t len)
 {
@@ -502,7 +515,9 @@ static int check_text(struct trace_reader *r, char *line, size_t len)
 		line[--len] = '\0';
 	for (size_t i = 0; i < len;) {
 		size_t n = 1;
-		if (s[i] >= 0x80)
+		if (len - i >= 8 && word_printable_ascii(s + i))
+			n = 8;
+		else if (s[i] >= 0x80)
 			n = utf8_seq_len(s + i, len - i);
 		else if ((s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
 			n = 0;
@@ -868,14 +883,59 @@ static int parse_line(struct trace_reader *r, char *line, enum line_kind *kind)
 	return on_ranges(r, kw, pos, kind);
 }
 
+/* 1 to 19 leading digits at *p (no overflow possible) into *v, *p moved past them: true;
+ * false (nothing moved) for none or more than 19. */
+static bool short_number(char **p, uint64_t *v)
+{
+	char *q = *p;
+	uint64_t x = 0;
+	int n = 0;
+
+	for (; n < 19 && is_digit(*q); n++, q++)
+		x = x * 10 + (uint64_t)(*q - '0');
+	if (n == 0 || is_digit(*q))
+		return false;
+	*p = q;
+	*v = x;
+	return true;
+}
+
+/* The common case of parse_next_range, without cutting the token out: a well-formed "P" or
+ * "A-B" (A <= B, inside the block, at most 19 digits each). 1 with *out set and r->cur past
+ * the token as next_token leaves it; 0 (nothing changed) for anything else: the end of the
+ * line, a defect, a long number, which the general path handles. */
+static int quick_range(struct trace_reader *r, struct trace_range *out)
+{
+	char *p = r->cur;
+	uint64_t a, b, pages = r->pages[r->cur_block];
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!short_number(&p, &a))
+		return 0;
+	b = a;
+	if (*p == '-' && (p++, !short_number(&p, &b)))
+		return 0;
+	if ((*p != ' ' && *p != '\t' && *p != '\0') || a > b || (pages != PAGES_UNKNOWN && b >= pages))
+		return 0;
+	r->cur = *p != '\0' ? p + 1 : p;
+	out->block = r->cur_block;
+	out->first_page = a;
+	out->n_pages = b - a + 1;
+	return 1;
+}
+
 /* Next range of the current range line: 1, 0 (line done), -EINVAL. */
 static int parse_next_range(struct trace_reader *r, struct trace_range *out)
 {
 	const struct trace_block *blk = &r->h.blocks[r->cur_block];
 	uint64_t a = 0, b = 0, pages = r->pages[r->cur_block];
-	char *tok = next_token(&r->cur);
+	char *tok;
 	int rc;
 
+	if (quick_range(r, out))
+		return 1;
+	tok = next_token(&r->cur);
 	if (!tok)
 		return 0;
 	rc = parse_range_token(tok, &a, &b);

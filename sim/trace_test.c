@@ -369,6 +369,10 @@ static const struct defect_case defect_cases[] = {
 	{ "range-end-out-of-range", HDR "epoch 0s\npc.ram 250-300\n", 6, "out of range" },
 	{ "bad-range", HDR "epoch 0s\npc.ram 9-3\n", 6, "bad range" },
 	{ "bad-range-syntax", HDR "epoch 0s\npc.ram 1-\n", 6, "bad range" },
+	{ "bad-range-letter", HDR "epoch 0s\npc.ram 1 2x 3\n", 6, "bad range" },
+	{ "bad-range-dash", HDR "epoch 0s\npc.ram 1 2--3\n", 6, "bad range" },
+	{ "page-too-large", HDR "epoch 0s\npc.ram 1 18446744073709551616\n", 6, "too large" },
+	{ "page-19-digits", HDR "epoch 0s\npc.ram 1 1000000000000000000\n", 6, "out of range" },
 	{ "no-ranges", HDR "epoch 0s\npc.ram\n", 6, "no ranges" },
 	{ "time-backwards", HDR "epoch 10ms\nepoch 5ms\n", 6, "strictly increase" },
 	{ "time-equal", HDR "epoch 10ms\nepoch 10000us\n", 6, "strictly increase" },
@@ -378,6 +382,10 @@ static const struct defect_case defect_cases[] = {
 	{ "truncated", HDR "epoch 0s\npc.ram 1-", 6, "truncated" },
 	{ "garbage-nul", HDR "epoch 0s\npc.ram 1\0\n", 6, "non-text" },
 	{ "garbage-utf8", HDR "# caf\xc3\xa9 ok\nepoch 0s\n\xff\xfe\n", 7, "non-text" },
+	/* inside a long line: the word-at-a-time check of the text must see them too */
+	{ "garbage-ctl-deep", HDR "epoch 0s\npc.ram 1 2 3 4 5\t6 7 8 9 10\x01 11\n", 6, "non-text" },
+	{ "garbage-del-deep", HDR "epoch 0s\npc.ram 1 2 3 4 5 6 7 8 9 10 11\x7f\n", 6, "non-text" },
+	{ "garbage-high-deep", HDR "epoch 0s\npc.ram 1 2 3 4 5 6 7 8 \x80 9 10 11\n", 6, "non-text" },
 	{ "unknown-keyword", HDR "epoch 0s\nepcoh 5ms\n", 6, "unknown keyword" },
 };
 #define N_DEFECT_CASES (sizeof defect_cases / sizeof defect_cases[0])

@@ -11,12 +11,6 @@ void vclock_init(vclock *c)
 	c->now_ns = 0;
 }
 
-uint64_t vclock_now_ns(const vclock *c)
-{
-	assert(c);
-	return c->now_ns;
-}
-
 void vclock_advance_to(vclock *c, uint64_t t_ns)
 {
 	assert(c);

@@ -38,23 +38,6 @@ void ring_fini(struct ring *r)
 	memset(r, 0, sizeof(*r));
 }
 
-size_t ring_len(const struct ring *r)
-{
-	return r->len;
-}
-
-size_t ring_room(const struct ring *r)
-{
-	assert(r->len <= r->cap);
-	return r->cap - r->len;
-}
-
-void *ring_at(const struct ring *r, size_t i)
-{
-	assert(i < r->len);
-	return r->v + ((r->head + i) % r->cap) * r->esz;
-}
-
 int ring_reserve(struct ring *r, size_t n)
 {
 	size_t cap = r->cap;

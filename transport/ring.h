@@ -17,6 +17,7 @@
  * once; the array under ring_init_over outlives the ring and does not move. */
 #ifndef MIGBED_TRANSPORT_RING_H
 #define MIGBED_TRANSPORT_RING_H
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,11 +37,26 @@ void ring_fini(struct ring *r);
 /* Make room for n more elements: 0 or -ENOMEM (over max_elems, or no memory). */
 int ring_reserve(struct ring *r, size_t n);
 
-size_t ring_len(const struct ring *r);
+/* ring_len, ring_room and ring_at are inline: the model's completion queues are looked at
+ * several times per page sent. */
+static inline size_t ring_len(const struct ring *r)
+{
+	return r->len;
+}
+
 /* How many more elements ring_push takes now, without a ring_reserve. */
-size_t ring_room(const struct ring *r);
+static inline size_t ring_room(const struct ring *r)
+{
+	assert(r->len <= r->cap);
+	return r->cap - r->len;
+}
+
 /* The i-th element from the head, i < ring_len (asserted). */
-void *ring_at(const struct ring *r, size_t i);
+static inline void *ring_at(const struct ring *r, size_t i)
+{
+	assert(i < r->len);
+	return r->v + ((r->head + i) % r->cap) * r->esz;
+}
 /* Append; there is room (asserted). */
 void ring_push(struct ring *r, const void *e);
 /* Take the head into *out (NULL: discard); the ring is not empty (asserted). */
