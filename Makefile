@@ -8,6 +8,7 @@
 #   make check-asan-ci the same build: unit tests, fuzz replays, the Bats files of bad input and runs (CI)
 #   make check-valgrind  migbed's commands under valgrind memcheck (scripts/check-valgrind.sh)
 #   make fuzz FUZZ_SECONDS=N  every fuzz/ harness under libFuzzer (clang, build-fuzz/), N s each
+#   make fuzz FUZZ_SAN=none   the same searching without ASan/UBSan (build-fuzz-fast/), new inputs replayed under them
 #   make coverage      whole suite on an instrumented build: lcov + HTML report, error-path map (build-cov/coverage/)
 #   make coverage-check  fail on a cause no test produces or coverage under coverage/thresholds
 #   make install PREFIX=/usr/local [DESTDIR=...]   GNU layout (bindir, libexecdir/migbed, datadir/migbed,
@@ -150,6 +151,13 @@ FUZZ_SECONDS ?= 60
 # (clang's -Wstring-conversion flags sim/prng.c's assert(!"..."), gcc's idiom: off here)
 FUZZ_CFLAGS = -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
               -fno-omit-frame-pointer
+# FUZZ_SAN=none: search with a throughput build without ASan/UBSan (libFuzzer's coverage only,
+# in $(FUZZ_FAST_BUILD)), then replay every input it added to the work corpus with the
+# ASan+UBSan build above (scripts/fuzz.sh, FUZZ_REPLAY_BUILD); the work corpora, crashes and
+# logs stay in $(FUZZ_BUILD). FUZZ_SAN=asan (the default) searches with the sanitizer build.
+FUZZ_SAN ?= asan
+FUZZ_FAST_BUILD ?= build-fuzz-fast
+FUZZ_FAST_CFLAGS = -O2 -g -fsanitize=fuzzer-no-link
 FUZZ_DEPS   = fuzz/common.c fuzz/fuzz.h $(BUILD)/libmigbed.a $(filter-out $(BUILD)/obj/cli/main.o,$(CLI_OBJ))
 FUZZ_LINK   = fuzz/common.c $(filter-out $(BUILD)/obj/cli/main.o,$(CLI_OBJ)) $(BUILD)/libmigbed.a $(LDLIBS)
 
@@ -168,9 +176,17 @@ fuzzers: $(FUZZ_BIN)
 
 fuzz:
 	$(Q)command -v clang >/dev/null || { echo "make fuzz: needs clang with libFuzzer (Debian: apt-get install clang)" >&2; exit 2; }
+	$(Q)case '$(FUZZ_SAN)' in asan|none) ;; *) echo "make fuzz: FUZZ_SAN='$(FUZZ_SAN)': asan or none" >&2; exit 2 ;; esac
 	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CFLAGS='$(FUZZ_CFLAGS)' \
 	  EXTRA_CFLAGS=-Wno-string-conversion fuzzers
+ifeq ($(FUZZ_SAN),none)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(FUZZ_FAST_BUILD) CC=clang CFLAGS='$(FUZZ_FAST_CFLAGS)' \
+	  EXTRA_CFLAGS=-Wno-string-conversion fuzzers
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEARCH_BUILD=$(FUZZ_FAST_BUILD) \
+	  scripts/fuzz.sh $(FUZZ_BUILD) $(or $(FUZZ_ONLY),$(FUZZ_NAMES))
+else
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BUILD) $(or $(FUZZ_ONLY),$(FUZZ_NAMES))
+endif
 
 # The one test command: unit + fuzz corpus replay + Bats (model) + verbs lane; prints "N passed,
 # N failed".
@@ -287,6 +303,6 @@ uninstall:
 	$(Q)for d in $(INSTALLED_DIRS); do [ ! -d "$(DESTDIR)$$d" ] || rmdir "$(DESTDIR)$$d" || exit 1; done
 
 clean:
-	rm -rf $(BUILD) build-cov $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) build-cov $(ASAN_BUILD) $(FUZZ_BUILD) $(FUZZ_FAST_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

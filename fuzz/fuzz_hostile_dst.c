@@ -13,8 +13,10 @@
  *   a delay before any of its sends (a trickling peer: up to past the source's single wait);
  *   RDMA WRITEs into the source's registered memory with every rkey the source holds (read
  *   from the model's tables: an attacker that knows them all) or a guessed one, at any offset.
+ * The source plays migbed's own peer or a QEMU profile (the input's first byte; docs/profiles.md).
  * Oracles: the source never registers its guest RAM or its control buffers with remote
- * access (checked at every step of the destination), no WRITE into the source's guest succeeds and its memory's digest is
+ * access (a QEMU profile's control buffers excepted: QEMU's are remote-writable; checked at
+ * every step of the destination), no WRITE into the source's guest succeeds and its memory's digest is
  * the same at the end; the source returns from every call by its deadline (virtual time); it
  * fails only with a named cause that is not INTERNAL (rc == -cause); no RDMA object outlives it. */
 #include "fuzz/fuzz.h"
@@ -50,6 +52,7 @@ struct hdst {
 	hca_ep *ep;
 	struct ctl ctl;
 	bool ctl_ok, established, ready_due, gone, src_done, pin_all;
+	bool qemu;                    /* the source plays a QEMU profile (its control buffers are remote-writable) */
 	struct wire_caps caps;
 	unsigned shift;               /* the chunk size it registers: the one it announced, else 1 MiB */
 	struct proto_stats st;
@@ -78,14 +81,16 @@ static bool in_src_guest(const struct hdst *d, uint64_t addr, uint64_t len)
 }
 
 /* migbed's own source exposes nothing for remote access: not its guest RAM (chunks and pin-all
- * blocks), nor its control buffers (LOCAL_WRITE only; a QEMU profile's are remote-writable as
- * QEMU's, docs/security.md). */
+ * blocks), nor its control buffers (LOCAL_WRITE only). A source playing a QEMU profile registers
+ * its control buffers remote-writable as QEMU does (docs/security.md): only its guest RAM is
+ * checked then. */
 static void check_src_mrs(const struct hdst *d)
 {
 	for (const hca_ep *ep = d->w->eps; ep; ep = ep->next)
 		if (ep->side == VOCAB_SIDE_SRC)
 			for (const hca_mr *mr = ep->mrs; mr; mr = mr->next)
-				FUZZ_CHECK(!(mr->access & (HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ)),
+				FUZZ_CHECK((d->qemu && !in_src_guest(d, mr->addr, mr->len)) ||
+					   !(mr->access & (HCA_ACCESS_REMOTE_WRITE | HCA_ACCESS_REMOTE_READ)),
 					   "the source registered %s at %llx+%llu with access 0x%x",
 					   in_src_guest(d, mr->addr, mr->len) ? "its guest RAM" : "a buffer",
 					   (unsigned long long)mr->addr, (unsigned long long)mr->len, mr->access);
@@ -516,6 +521,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz f = { data, size };
 	uint8_t mode = fz_u8(&f), caps = fz_u8(&f);
+	/* mode's top bits: the peer the source plays (1..5: qemu-6.1 .. qemu-11.1, docs/profiles.md).
+	 * A QEMU source under pin-all registers its guest RAM remote-writable, as QEMU's
+	 * qemu_rdma_reg_whole_ram_blocks does (docs/security.md): its destination can write it, by
+	 * design, and the source's guest here is shared by every input; so a QEMU profile runs with
+	 * dynamic registration only, where QEMU's source exposes nothing. */
+	enum proto_impl impl = (mode >> 5) < PROTO_IMPL_COUNT ? (enum proto_impl)(mode >> 5) : PROTO_IMPL_MIGBED;
+	const struct proto_profile *prof = proto_profile(impl);
+	if (prof->qemu)
+		mode &= (uint8_t)~1u;
 	static const vclock zero;
 	evlog *ev;
 	hca_world *w;
@@ -568,6 +582,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.negotiate = mode & 2;
 	o.refuse_mismatch = mode & 4;
 	o.chunk_shift = 20 + ((mode >> 3) & 1);
+	/* the profile with the options a run takes with it (runcfg refuses the rest): no
+	 * negotiation, and 1 MiB chunks before 11.1 */
+	o.impl = impl;
+	d.qemu = prof->qemu;
+	if (prof->qemu)
+		o.negotiate = false;
+	if (!prof->chunk_param)
+		o.chunk_shift = 20;
 	o.wait_timeout_ns = WAIT_NS;
 	o.deadline_ns = DEADLINE_NS;
 	proto_src *s;
@@ -578,7 +600,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t t_ns = vclock_now_ns(hca_world_clock(w)) - t0;
 	const struct cause_ctx *cx = proto_src_cause(s);
 	if (getenv("FUZZ_VERBOSE"))
-		fprintf(stderr, "source: rc %d %s: %s (%llu ms)\n", rc, cause_name(cx->cause), cx->detail,
+		fprintf(stderr, "source (%s): rc %d %s: %s (%llu ms)\n", prof->name, rc, cause_name(cx->cause), cx->detail,
 			(unsigned long long)(t_ns / 1000000));
 	FUZZ_CHECK(t_ns <= DEADLINE_NS + 2 * WAIT_NS, "the source ran %llu ms, past its deadline of %llu ms",
 		   (unsigned long long)(t_ns / 1000000), (unsigned long long)(DEADLINE_NS / 1000000));

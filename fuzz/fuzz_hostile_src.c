@@ -9,6 +9,7 @@
  *   of a chunk the destination registered (or a guessed rkey); VERIFY + EOF carrying the
  *   digests of the destination's memory as it is now, or any digests.
  * Then the source disconnects and the destination is given time (bounded).
+ * The destination plays migbed's own peer or a QEMU profile (the input's first byte).
  * Oracles: the destination ends (never RUNNING past its deadline), COMPLETED only when its
  * memory is what the last VERIFY said for every one of its blocks, FAILED only with a named
  * cause on its side; no RDMA resource outlives it (hca_world_live_objects); ASan watches
@@ -54,13 +55,14 @@ struct rig {
 	struct digest verify[STREAM_MAX_BLOCKS];
 };
 
-static void open_rig(struct rig *r, bool pin_all)
+static void open_rig(struct rig *r, bool pin_all, enum proto_impl impl)
 {
 	static const struct mem_block_spec src_guest[] = { { "peer.ram", 64 * 1024 } };
 	memset(r, 0, sizeof *r);
 	struct proto_opts o;
 	proto_opts_defaults(&o);
 	o.pin_all = pin_all;
+	o.impl = impl;
 	o.wait_timeout_ns = WAIT_NS;
 	o.deadline_ns = DEADLINE_NS;
 	static const vclock zero;
@@ -335,7 +337,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rig r;
 	uint8_t mode = fz_u8(&f);
 	bool pin_all = mode & 1;
-	open_rig(&r, pin_all);
+	/* mode's top bits: the peer the destination plays (1..5: qemu-6.1 .. qemu-11.1,
+	 * docs/profiles.md; compress-fill, accept-returns-ok, unbounded waits as QEMU_HANG): the
+	 * same oracles hold */
+	open_rig(&r, pin_all, (mode >> 5) < PROTO_IMPL_COUNT ? (enum proto_impl)(mode >> 5) : PROTO_IMPL_MIGBED);
 	if (connect_src(&r, pin_all)) {
 		hca_sleep(r.w, 1000000);
 		for (int i = 0; i < MAX_OPS && f.n > 0 && !r.dead; i++)

@@ -109,6 +109,9 @@ static int vfail(proto_src *s, uint64_t t_ns, int cause, const char *fmt, va_lis
 		s->cx.t_ns = t_ns;
 		merge_swallowed(s);
 		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "fail", "cause=%s", cause_name(s->cx.cause));
+		/* the cause recorded, the swallowed one if any: a caller sees rc == -cause (the
+		 * hostile_dst fuzzer: QEMU_HANG returned with QP_ERROR recorded) */
+		return -s->cx.cause;
 	}
 	return -cause_checked(cause, NULL, 0);
 }
@@ -144,6 +147,8 @@ static int noted(proto_src *s, int rc)
 		s->cx.t_ns = vclock_now_ns(hca_world_clock(s->w));
 		merge_swallowed(s);
 		evlog_emit(hca_world_evlog(s->w), SRC_LOG, "fail", "cause=%s", cause_name(s->cx.cause));
+		if (s->cx.cause)
+			rc = -s->cx.cause;   /* as vfail: the swallowed cause when there was one */
 	}
 	return rc;
 }
