@@ -85,6 +85,8 @@ static int one_runs_output(const struct runcfg *c)
 	return 0;
 }
 
+static int point_config(void *arg, const size_t idx[SWEEP_AXES], struct runcfg *c, struct diag *d);
+
 /* Whether any key is swept (given as a list). */
 static bool sweep_any(const struct sweep_values ax[SWEEP_AXES])
 {
@@ -121,25 +123,13 @@ static int parse_args(struct sweep_cli *s, int argc, char **argv)
 		 * meant for the swept guests (`--guest 4G,8G --vm-bytes 1G`): checked again with the
 		 * first point's values; every point is checked, and named, before the first run */
 		if (rc < 0 && sweep_any(x->sweep)) {
-			static char first[SWEEP_AXES][48 + SWEEP_VALUE_MAX];
 			struct diag d2 = { 0 };
-			int n = 0;
-			for (int i = 0; i < s->run_argc; i++)
-				s->point_argv[n++] = s->run_argv[i];
-			for (int a = 0; a < SWEEP_AXES; a++)
-				if (x->sweep[a].n) {
-					snprintf(first[a], sizeof first[a], "--%s=%s",
-						 sweep_axis_key((enum sweep_axis)a), x->sweep[a].v[0]);
-					s->point_argv[n++] = first[a];
-				}
-			s->point_argv[n] = NULL;
-			runcfg_defaults(c);
-			if (run_parse_args(c, &d2, n, s->point_argv, usage) == 0) {
+			size_t idx0[SWEEP_AXES] = { 0 };
+			if (point_config(s, idx0, c, &d2) == 0) {
 				rc = 0;
 			} else {   /* refused there too: as the point (as every point is named) */
 				char pt[256];
-				size_t idx[SWEEP_AXES] = { 0 };
-				sweep_point_text(x->sweep, idx, pt, sizeof pt);
+				sweep_point_text(x->sweep, idx0, pt, sizeof pt);
 				int k = snprintf(d.msg, sizeof d.msg, "point 0 (%s): ", pt);
 				if (k > 0 && (size_t)k < sizeof d.msg)
 					memcpy(d.msg + k, d2.msg, strnlen(d2.msg, sizeof d.msg - (size_t)k - 1) + 1),
