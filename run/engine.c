@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "transport/stream.h"
 
@@ -46,6 +47,8 @@ struct trace_memo {
 	bool off;                  /* not kept (too large, or out of memory): passes read the file */
 	bool full;                 /* the first pass is in */
 	bool replay;               /* passes come from here */
+	bool have_id;              /* id holds the file as first opened */
+	struct stat id;            /* device, inode, size, mtime: the file the memo came from */
 	size_t at_epoch, at_range, end_range;
 };
 
@@ -241,6 +244,19 @@ static void memo_range(struct trace_memo *m, const struct trace_range *r)
 	}
 }
 
+/* Is the trace file still the one the memo was read from (same device, inode, size and
+ * modification time)? A file replaced or rewritten while a looping run is paused or slow is read
+ * again, as every pass read it before the memo, so its defects are reported as they were. */
+static bool memo_file_same(const struct eng *e)
+{
+	const struct trace_memo *m = &e->memo;
+	struct stat st;
+	if (!m->have_id || stat(e->trace_path, &st) != 0)
+		return false;
+	return st.st_dev == m->id.st_dev && st.st_ino == m->id.st_ino && st.st_size == m->id.st_size &&
+	       st.st_mtim.tv_sec == m->id.st_mtim.tv_sec && st.st_mtim.tv_nsec == m->id.st_mtim.tv_nsec;
+}
+
 /* The next epoch of the pass: from the memo once the first pass is in it, else the file. */
 static int next_epoch(struct eng *e, uint64_t *t)
 {
@@ -300,10 +316,12 @@ static int trace_advance(struct eng *e)
 		uint64_t dur = m->duration_ns;
 		if (!e->o->trace_loop || !e->pass_had_epoch || dur == 0)
 			break;
-		if (!m->off) {
+		if (!m->off && memo_file_same(e)) {
 			m->replay = true;
 			m->at_epoch = 0;
 		} else {
+			if (!m->off)
+				memo_drop(m);   /* the file changed: read it, and keep reading it */
 			struct diag d2;
 			if ((rc = trace_open(e->trace_path, &e->tr, &d2)) < 0)
 				return diag_set(e->d, "%s", d2.msg);
@@ -730,6 +748,11 @@ int engine_run(const struct engine_opts *o, const char *trace_path, mem *src_mem
 	if (rc) {
 		rc = proto_src_fail(ps, CAUSE_RESOURCE_EXHAUSTED, "dirty bitmaps: out of memory");
 		goto out;
+	}
+	struct stat st0;
+	if (stat(trace_path, &st0) == 0) {   /* before the open: a change after it is seen */
+		e.memo.id = st0;
+		e.memo.have_id = true;
 	}
 	if ((rc = trace_open(trace_path, &e.tr, d)) < 0) {
 		rc = ENGINE_INPUT_ERROR;
