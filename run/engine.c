@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "transport/stream.h"
 
@@ -33,6 +34,24 @@ struct bitmap {
 	uint64_t count;
 };
 
+struct trace_memo_epoch {
+	uint64_t t_ns;
+	size_t first;              /* its first range in ranges[] */
+};
+
+struct trace_memo {
+	struct trace_range *ranges;
+	struct trace_memo_epoch *epochs;
+	size_t n_ranges, ranges_cap, n_epochs, epochs_cap;
+	uint64_t duration_ns;      /* the trace header's */
+	bool off;                  /* not kept (too large, or out of memory): passes read the file */
+	bool full;                 /* the first pass is in */
+	bool replay;               /* passes come from here */
+	bool have_id;              /* id holds the file as first opened */
+	struct stat id;            /* device, inode, size, mtime: the file the memo came from */
+	size_t at_epoch, at_range, end_range;
+};
+
 struct eng {
 	const struct engine_opts *o;
 	hca_world *w;
@@ -51,6 +70,7 @@ struct eng {
 	uint64_t trace_base_ns;    /* virtual time of the current pass's t=0 */
 	uint64_t next_epoch_ns;    /* absolute; UINT64_MAX = none */
 	bool trace_done, pass_had_epoch;
+	struct trace_memo memo;    /* the first pass, for the passes after it */
 	bool vm_running;
 	/* cursor */
 	size_t cur_block;
@@ -168,11 +188,117 @@ static void bitmap_sync(struct eng *e, bool all)
 
 /* ---- trace replay --------------------------------------------------------------------- */
 
+/* The trace's first pass kept in memory (its epochs and their ranges, as read), so the passes
+ * after it (a looping trace: 16 passes of a 30 s trace in a heavy swarm seed) are not read and
+ * parsed again from the text: they are the same epochs and ranges, so nothing else changes.
+ * Kept only up to TRACE_MEMO_MAX_BYTES (a larger trace is read again from its file, as
+ * before) and dropped if memory runs out (the same fallback; a build with
+ * EXTRA_CFLAGS=-DTRACE_MEMO_MAX_BYTES=20000 takes it for all but the smallest traces). */
+#ifndef TRACE_MEMO_MAX_BYTES
+#define TRACE_MEMO_MAX_BYTES (64u << 20)
+#endif
+
+static void memo_drop(struct trace_memo *m)
+{
+	free(m->ranges);
+	free(m->epochs);
+	*m = (struct trace_memo){ .off = true };
+}
+
+/* Room for one more element in a (len used of *cap): the array, grown if need be, or NULL
+ * when the memo is dropped (too large, out of memory). */
+static void *memo_room(struct trace_memo *m, void *a, size_t *cap, size_t len, size_t sz)
+{
+	if (len < *cap)
+		return a;
+	size_t n = *cap ? *cap * 2 : 1024;
+	void *p = (m->ranges_cap + m->epochs_cap + n) * sizeof(struct trace_range) > TRACE_MEMO_MAX_BYTES
+			  ? NULL : realloc(a, n * sz);
+	if (!p) {
+		memo_drop(m);   /* frees a */
+		return NULL;
+	}
+	*cap = n;
+	return p;
+}
+
+static void memo_epoch(struct trace_memo *m, uint64_t t_ns)
+{
+	if (m->off || m->full)
+		return;
+	struct trace_memo_epoch *ep = memo_room(m, m->epochs, &m->epochs_cap, m->n_epochs, sizeof *ep);
+	if (ep) {
+		m->epochs = ep;
+		ep[m->n_epochs++] = (struct trace_memo_epoch){ .t_ns = t_ns, .first = m->n_ranges };
+	}
+}
+
+static void memo_range(struct trace_memo *m, const struct trace_range *r)
+{
+	if (m->off || m->full)
+		return;
+	struct trace_range *rs = memo_room(m, m->ranges, &m->ranges_cap, m->n_ranges, sizeof *rs);
+	if (rs) {
+		m->ranges = rs;
+		rs[m->n_ranges++] = *r;
+	}
+}
+
+/* Is the trace file still the one the memo was read from (same device, inode, size and
+ * modification time)? A file replaced or rewritten while a looping run is paused or slow is read
+ * again, as every pass read it before the memo, so its defects are reported as they were. */
+static bool memo_file_same(const struct eng *e)
+{
+	const struct trace_memo *m = &e->memo;
+	struct stat st;
+	if (!m->have_id || stat(e->trace_path, &st) != 0)
+		return false;
+	return st.st_dev == m->id.st_dev && st.st_ino == m->id.st_ino && st.st_size == m->id.st_size &&
+	       st.st_mtim.tv_sec == m->id.st_mtim.tv_sec && st.st_mtim.tv_nsec == m->id.st_mtim.tv_nsec;
+}
+
+/* The next epoch of the pass: from the memo once the first pass is in it, else the file. */
+static int next_epoch(struct eng *e, uint64_t *t)
+{
+	struct trace_memo *m = &e->memo;
+	if (m->replay) {
+		if (m->at_epoch == m->n_epochs)
+			return 0;
+		const struct trace_memo_epoch *ep = &m->epochs[m->at_epoch++];
+		m->at_range = ep->first;
+		m->end_range = m->at_epoch < m->n_epochs ? m->epochs[m->at_epoch].first : m->n_ranges;
+		*t = ep->t_ns;
+		return 1;
+	}
+	int rc = trace_next_epoch(e->tr, t);
+	if (rc > 0)
+		memo_epoch(m, *t);
+	return rc;
+}
+
+static int next_range(struct eng *e, struct trace_range *r)
+{
+	struct trace_memo *m = &e->memo;
+	if (m->replay) {
+		if (m->at_range == m->end_range)
+			return 0;
+		*r = m->ranges[m->at_range++];
+		return 1;
+	}
+	int rc = trace_next_range(e->tr, r);
+	if (rc > 0)
+		memo_range(m, r);
+	return rc;
+}
+
+/* Every epoch and range of the pass was read (trace_apply reads each epoch's ranges to their
+ * end before the next epoch): the memo, if kept, holds the whole pass. */
 static int trace_advance(struct eng *e)
 {
+	struct trace_memo *m = &e->memo;
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t t;
-		int rc = trace_next_epoch(e->tr, &t);
+		int rc = next_epoch(e, &t);
 		if (rc < 0)
 			return diag_set(e->d, "%s", trace_diag(e->tr));
 		if (rc > 0) {
@@ -181,15 +307,25 @@ static int trace_advance(struct eng *e)
 			return 0;
 		}
 		/* end of this pass */
-		const struct trace_header *h = trace_header(e->tr);
-		uint64_t dur = h->duration_ns;
-		trace_close(e->tr);
-		e->tr = NULL;
+		if (e->tr) {
+			m->duration_ns = trace_header(e->tr)->duration_ns;
+			m->full = true;   /* nothing more is kept */
+			trace_close(e->tr);
+			e->tr = NULL;
+		}
+		uint64_t dur = m->duration_ns;
 		if (!e->o->trace_loop || !e->pass_had_epoch || dur == 0)
 			break;
-		struct diag d2;
-		if ((rc = trace_open(e->trace_path, &e->tr, &d2)) < 0)
-			return diag_set(e->d, "%s", d2.msg);
+		if (!m->off && memo_file_same(e)) {
+			m->replay = true;
+			m->at_epoch = 0;
+		} else {
+			if (!m->off)
+				memo_drop(m);   /* the file changed: read it, and keep reading it */
+			struct diag d2;
+			if ((rc = trace_open(e->trace_path, &e->tr, &d2)) < 0)
+				return diag_set(e->d, "%s", d2.msg);
+		}
 		e->trace_base_ns += dur;
 		e->pass_had_epoch = false;
 	}
@@ -205,7 +341,7 @@ static int trace_apply(struct eng *e)
 		assert(guard < 100000000u);
 		struct trace_range r;
 		int rc;
-		while ((rc = trace_next_range(e->tr, &r)) > 0) {
+		while ((rc = next_range(e, &r)) > 0) {
 			mem_write_pages_twin(e->m, e->o->shadow, r.block, r.first_page, r.n_pages);
 			for (uint64_t p = r.first_page; p < r.first_page + r.n_pages; p++)
 				bm_set(&e->log[r.block], p);
@@ -613,6 +749,11 @@ int engine_run(const struct engine_opts *o, const char *trace_path, mem *src_mem
 		rc = proto_src_fail(ps, CAUSE_RESOURCE_EXHAUSTED, "dirty bitmaps: out of memory");
 		goto out;
 	}
+	struct stat st0;
+	if (stat(trace_path, &st0) == 0) {   /* before the open: a change after it is seen */
+		e.memo.id = st0;
+		e.memo.have_id = true;
+	}
 	if ((rc = trace_open(trace_path, &e.tr, d)) < 0) {
 		rc = ENGINE_INPUT_ERROR;
 		goto out;
@@ -629,6 +770,7 @@ out:
 	fill_metrics(&e, rc, downtime_start);
 	if (e.tr)
 		trace_close(e.tr);
+	memo_drop(&e.memo);
 	bitmaps_free(&e);
 	return rc;
 }

@@ -505,6 +505,7 @@ static int emit_epoch(struct emitter *e, uint64_t t_ns)
 struct pageset {
 	uint64_t n_pages;                 /* guest pages */
 	uint64_t *v;                      /* drawn pages (array mode) */
+	uint64_t *tmp;                    /* the radix sort's other half, cap entries */
 	size_t n, cap;
 	uint64_t *bits;                   /* bitmap mode, n_pages bits, lazily allocated */
 	int use_bits;
@@ -524,6 +525,10 @@ static int pageset_begin(struct pageset *s, uint64_t draws)
 		if (!v)
 			return -ENOMEM;
 		s->v = v;
+		uint64_t *t = realloc(s->tmp, (size_t)draws * sizeof *t);
+		if (!t)
+			return -ENOMEM;
+		s->tmp = t;
 		s->cap = (size_t)draws;
 	}
 	return 0;
@@ -540,18 +545,38 @@ static void pageset_add(struct pageset *s, uint64_t page)
 	s->v[s->n++] = page;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* Sort the drawn pages (each < n_pages) in place: LSD radix, a byte a pass, as many passes as
+ * n_pages has bytes (the order of equal values does not matter: they are one page). */
+static void pageset_sort(struct pageset *s)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
+	uint64_t *a = s->v, *b = s->tmp;
+	size_t n = s->n;
+	if (n < 2)
+		return;
+	for (unsigned shift = 0; shift < 64 && (s->n_pages - 1) >> shift; shift += 8) {
+		size_t count[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			count[(a[i] >> shift) & 0xff]++;
+		for (size_t d = 0, at = 0; d < 256; d++) {
+			size_t c = count[d];
+			count[d] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			b[count[(a[i] >> shift) & 0xff]++] = a[i];
+		uint64_t *t = a;
+		a = b;
+		b = t;
+	}
+	if (a != s->v)
+		memcpy(s->v, a, n * sizeof *a);
 }
 
 static int pageset_emit_array(struct pageset *s, struct emitter *e)
 {
 	int rc = 0;
 
-	qsort(s->v, s->n, sizeof *s->v, cmp_u64);
+	pageset_sort(s);
 	for (size_t i = 0; i < s->n && rc == 0; i++) {
 		if (i > 0 && s->v[i] == s->v[i - 1])
 			continue;
@@ -930,6 +955,7 @@ int tgen_write_progress(const struct tgen_opts *o, const char *path, struct tgen
 		rc = gen_body(&g);
 	free(g.swept);
 	free(g.set.v);
+	free(g.set.tmp);
 	free(g.set.bits);
 	if (rc) {
 		const char *why = trace_writer_diag(w);
