@@ -2,6 +2,7 @@
 /* explain - naming the migbed causes a QEMU log fits. See explain.h for the rules. */
 #include "run/explain.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -317,11 +318,45 @@ static const char *find_lit(const char *s, const char *lit, size_t len)
 	return NULL;
 }
 
+/* What match_from already found not to match, in the (pattern, line) pair being matched: token
+ * ti from offset off of the line failed if fail_at[ti][off] == fail_gen. Whether the rest of a
+ * pattern matches from a place does not depend on how the tokens before it got there, so each
+ * (token, offset) is tried once: a pattern of k adjacent %u or %s against a line of n digits is
+ * then about k * n * n steps, not n choose k (the explain fuzzer's timeout: 1.2 s for one
+ * 313-byte input before). Lines are cut to EXPLAIN_LINE_MAX before matching. One thread, as the
+ * compiled table. */
+static uint32_t fail_at[PAT_TOKS_MAX][EXPLAIN_LINE_MAX];
+static uint32_t fail_gen;
+static const char *fail_base;
+
+static void fail_reset(const char *line)
+{
+	if (++fail_gen == 0) {   /* wrapped: stamps of 2^32 pairs ago would look current */
+		memset(fail_at, 0, sizeof fail_at);
+		fail_gen = 1;
+	}
+	fail_base = line;
+}
+
+static bool match_step(const struct pattern *p, int ti, const char *s, struct capture *cap);
+
 /* Does p match s from token ti on (the rest of the line may follow)? Depth: ntok. */
 static bool match_from(const struct pattern *p, int ti, const char *s, struct capture *cap)
 {
 	if (ti == p->ntok)
 		return true;
+	size_t off = (size_t)(s - fail_base);
+	assert(off < EXPLAIN_LINE_MAX);
+	if (fail_at[ti][off] == fail_gen)
+		return false;
+	if (match_step(p, ti, s, cap))
+		return true;
+	fail_at[ti][off] = fail_gen;
+	return false;
+}
+
+static bool match_step(const struct pattern *p, int ti, const char *s, struct capture *cap)
+{
 	const struct tok *t = &p->tok[ti];
 	cap->at[ti] = s;
 	if (t->kind == TOK_LIT) {
@@ -361,8 +396,10 @@ static bool match_from(const struct pattern *p, int ti, const char *s, struct ca
  * there takes whatever a later start would skip). */
 static bool match_line(const struct pattern *p, const char *line, struct capture *cap)
 {
+	assert(strlen(line) < EXPLAIN_LINE_MAX);
 	if (p->anchor >= 0 && !find_lit(line, p->tok[p->anchor].s, p->tok[p->anchor].len))
 		return false;
+	fail_reset(line);
 	const struct tok *t0 = &p->tok[0];
 	if (t0->kind == TOK_LIT) {
 		for (const char *s = line; (s = find_lit(s, t0->s, t0->len)); s++)
@@ -392,14 +429,26 @@ static void fields_text(const struct pattern *p, const struct capture *cap, char
 	}
 }
 
+/* text cut to a line's bound, as a log's lines are (match_line's memo covers that much). */
+static const char *cut_line(const char *text, char *buf)
+{
+	size_t n = strlen(text);
+	if (n < EXPLAIN_LINE_MAX)
+		return text;
+	memcpy(buf, text, EXPLAIN_LINE_MAX - 1);
+	buf[EXPLAIN_LINE_MAX - 1] = '\0';
+	return buf;
+}
+
 int explain_row_match(const char *row, const char *text, char *fields, size_t n)
 {
 	static struct pattern p;               /* large: not on the stack */
+	static char cut[EXPLAIN_LINE_MAX];
 	struct capture cap;
 	int rc = compile_row(&p, CAUSE_FIRST, row, strlen(row));
 	if (rc <= 0)
 		return -1;
-	if (!match_line(&p, text, &cap))
+	if (!match_line(&p, cut_line(text, cut), &cap))
 		return 0;
 	if (fields && n)
 		fields_text(&p, &cap, fields, n);
@@ -425,10 +474,11 @@ int explain_row_fill(const char *format, const char *text, char *out, size_t n)
 	struct capture cap;
 	if (!out || !n || !format || !text || format[0] == '[' || format[0] == '(')
 		return -1;
+	static char cut[EXPLAIN_LINE_MAX];
 	int rc = compile_row(&p, CAUSE_FIRST, format, strlen(format));
 	if (rc <= 0)
 		return -1;
-	if (!match_line(&p, text, &cap))
+	if (!match_line(&p, cut_line(text, cut), &cap))
 		return 0;
 	const char *from = cap.at[0];
 	size_t len = 0;
