@@ -18,8 +18,10 @@
 #   model-1t      a 1 TiB guest at 1M chunks, one block and 16 x 64 GiB blocks (a written trace):
 #                 wall and CPU time, peak RSS (targets < 60 s, < 4 GiB)
 #   swarm         migbed swarm on the model (issue 15): runs per second per core (CPU time) of
-#                 seeds 1..BENCH_SWARM_SEEDS (400) in one process, and of the seeds among them whose
-#                 plan has a 256 MiB guest, each as its own `migbed swarm --seeds N` (target >= 50)
+#                 seeds 1..BENCH_SWARM_SEEDS (400) in one process (BENCH_REPEAT rounds, median), and
+#                 of the seeds among them whose plan has a 256 MiB guest: in that process (their
+#                 JUnit cases' wall time, times the process's CPU/wall; target >= 50), and each as
+#                 its own `migbed swarm --seeds N` (process start and swarm set-up counted)
 #   seed-bf3      the seed's 8 GiB workload on the cx7-bf3 profile (docs/model.md): the 5-chunk
 #                 sweep's wall time (target < 2 s) and peak RSS, and each cell of the seed table
 #                 (total, downtime, Mb/s, GiB: measured, model, error; docs/data/seed-table.csv)
@@ -171,11 +173,25 @@ if [ -z "$only" ] || [ "$only" = swarm ]; then
   # exit 1 (findings) still measures: the findings are docs/findings.md's business, not the bench's
   ok1=(bash -c '"$@" || [ $? -eq 1 ]' ok1)
   # --shrink-max-runs 0: a finding's shrink is not a swarm run (its child's CPU would count)
-  run_once swarm "${ok1[@]}" "$M" swarm --seeds "1..$n" --json "$TMP/swarm.json" --bundles "$TMP/swarm-bundles" \
-    --shrink-max-runs 0
+  for ((r = 0; r < repeat; r++)); do
+    run_once swarm "${ok1[@]}" "$M" swarm --seeds "1..$n" --json "$TMP/swarm.json" --bundles "$TMP/swarm-bundles" \
+      --shrink-max-runs 0 --junit "$TMP/swarm.xml" || exit 1
+    # The 256 MiB seeds' share of this process: a JUnit case's time is the wall time from the
+    # previous case's end to its own (plan, run, oracles, report), so the cases add up to the
+    # process; the share of CPU is taken as their share of wall (one thread).
+    big=$(jq -r '.runs[] | select(.config | contains("--guest 256M ")) | .seed' "$TMP/swarm.json")
+    awk -v big="$big" -v t="$(tail -1 "$TMP/m.swarm")" '
+      BEGIN { split(big, b, "\n"); for (i in b) want["seed-" b[i]] = 1; split(t, m, " ") }
+      match($0, /name="seed-[0-9]+" time="[0-9.]+"/) {
+        split(substr($0, RSTART, RLENGTH), f, "\""); all += f[4]; if (f[2] in want) { w += f[4]; n++ } }
+      END { cpu = (all > 0) ? w * m[2] / all : 0; printf "%d %.3f %.3f %.1f\n", n, w, cpu, (cpu > 0) ? n / cpu : 0 }
+    ' "$TMP/swarm.xml" >>"$TMP/m.swarmin"
+  done
   cpu=$(med swarm 2) wall=$(med swarm 1)
   all=$(awk -v n="$n" -v c="$cpu" 'BEGIN{printf "%.1f", (c > 0) ? n / c : 0}')
-  big=$(jq -r '.runs[] | select(.config | contains("--guest 256M ")) | .seed' "$TMP/swarm.json")
+  nin=$(head -1 "$TMP/m.swarmin" | cut -d' ' -f1)
+  cpuin=$(med swarmin 3) perin=$(med swarmin 4)
+  rounds=$(cut -d' ' -f4 "$TMP/m.swarmin" | paste -sd, | sed 's/,/, /g')
   nbig=0
   for s in $big; do
     run_once swarm256 "${ok1[@]}" "$M" swarm --seeds "$s" --bundles "$TMP/swarm-bundles" --shrink-max-runs 0
@@ -185,8 +201,10 @@ if [ -z "$only" ] || [ "$only" = swarm ]; then
   cpu256=$(awk '{c += $2} END {printf "%.2f", c}' "$TMP/m.swarm256")
   cpunop=$(awk '{c += $2} END {printf "%.2f", c}' "$TMP/m.swarmnop")
   per256=$(awk -v n="$nbig" -v c="$cpu256" -v z="$cpunop" 'BEGIN{printf "%.1f", (c > z) ? n / (c - z) : 0}')
-  log "swarm: seeds 1..$n in one process: wall $wall s, cpu $cpu s: $all runs/s/core; the $nbig seeds with a 256 MiB guest, one process each: cpu $cpu256 s less $cpunop s of as many 'swarm --help' processes: $per256 runs/s/core (target >= 50)"
-  json+=("\"swarm\":{\"seeds\":$n,\"wall-s\":$wall,\"cpu-s\":$cpu,\"runs-per-cpu-s\":$all,\"seeds-256m\":$nbig,\"cpu-s-256m\":$cpu256,\"runs-per-cpu-s-256m\":$per256}")
+  log "swarm: seeds 1..$n in one process: wall $wall s, cpu $cpu s: $all runs/s/core (median of $repeat)"
+  log "swarm: the $nin seeds with a 256 MiB guest in that process: cpu $cpuin s: $perin runs/s/core (rounds: $rounds; target >= 50)"
+  log "swarm: the same seeds, one process each: cpu $cpu256 s less $cpunop s of as many 'swarm --help' processes: $per256 runs/s/core (process start and swarm set-up counted)"
+  json+=("\"swarm\":{\"seeds\":$n,\"wall-s\":$wall,\"cpu-s\":$cpu,\"runs-per-cpu-s\":$all,\"seeds-256m\":$nin,\"cpu-s-256m-in-process\":$cpuin,\"runs-per-cpu-s-256m-in-process\":$perin,\"cpu-s-256m\":$cpu256,\"runs-per-cpu-s-256m\":$per256}")
 fi
 
 if [ -z "$only" ] || [ "$only" = seed-bf3 ]; then
