@@ -328,6 +328,12 @@ static const char *find_lit(const char *s, const char *lit, size_t len)
 static uint32_t fail_at[PAT_TOKS_MAX][EXPLAIN_LINE_MAX];
 static uint32_t fail_gen;
 static const char *fail_base;
+static unsigned long match_steps;   /* match_step calls since the last explain_row_* began */
+
+unsigned long explain_match_steps(void)
+{
+	return match_steps;
+}
 
 static void fail_reset(const char *line)
 {
@@ -349,6 +355,7 @@ static bool match_from(const struct pattern *p, int ti, const char *s, struct ca
 	assert(off < EXPLAIN_LINE_MAX);
 	if (fail_at[ti][off] == fail_gen)
 		return false;
+	match_steps++;
 	if (match_step(p, ti, s, cap))
 		return true;
 	fail_at[ti][off] = fail_gen;
@@ -445,6 +452,7 @@ int explain_row_match(const char *row, const char *text, char *fields, size_t n)
 	static struct pattern p;               /* large: not on the stack */
 	static char cut[EXPLAIN_LINE_MAX];
 	struct capture cap;
+	match_steps = 0;
 	int rc = compile_row(&p, CAUSE_FIRST, row, strlen(row));
 	if (rc <= 0)
 		return -1;
@@ -475,6 +483,7 @@ int explain_row_fill(const char *format, const char *text, char *out, size_t n)
 	if (!out || !n || !format || !text || format[0] == '[' || format[0] == '(')
 		return -1;
 	static char cut[EXPLAIN_LINE_MAX];
+	match_steps = 0;
 	int rc = compile_row(&p, CAUSE_FIRST, format, strlen(format));
 	if (rc <= 0)
 		return -1;

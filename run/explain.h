@@ -105,4 +105,8 @@ int explain_row_match(const char *row, const char *text, char *fields, size_t n)
  * uint32 prints is not established; out untouched), -1 not a format. Same static pattern as above. */
 int explain_row_fill(const char *format, const char *text, char *out, size_t n);
 
+/* How many steps (a token tried at an offset) the last row match or fill took: the matcher's
+ * work is bounded by tokens x offsets, whatever the row and line (for its tests). */
+unsigned long explain_match_steps(void);
+
 #endif

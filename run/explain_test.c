@@ -34,6 +34,32 @@ static void test_printf_fields(void **state)
 	assert_string_equal(f, "50");
 }
 
+/* Adjacent format tokens against a long run of digits: every way to split the digits among
+ * them is a candidate, C(300, 12) ~ 10^23 of them for a backtracking matcher (the explain
+ * fuzzer's timeout); each (token, offset) tried once, it is a few thousand steps. */
+static void test_adjacent_tokens_bounded(void **state)
+{
+	(void)state;
+	char row[64] = "", text[400], f[512];
+	for (int i = 0; i < 12; i++)
+		strcat(row, "%u");
+	strcat(row, " x");
+	memset(text, '9', 300);
+	memcpy(text + 300, " y x", 5);   /* " x" is there (the row's longest literal), not after digits */
+	assert_int_equal(explain_row_match(row, text, f, sizeof f), 0);
+	assert_true(explain_match_steps() > 0);
+	assert_true(explain_match_steps() <= 13ul * 301);
+	/* the same with a %s between: still no match, still bounded */
+	snprintf(row, sizeof row, "%%u%%s%%u%%s%%u%%s%%u%%s%%u x");
+	assert_int_equal(explain_row_match(row, text, f, sizeof f), 0);
+	assert_true(explain_match_steps() <= 10ul * 301);
+	/* and a line that does end in " x" matches, fields as before */
+	memcpy(text + 300, " x", 3);   /* now it is */
+	snprintf(row, sizeof row, "%%u%%u x");
+	assert_int_equal(explain_row_match(row, text, f, sizeof f), 1);
+	assert_int_equal(strlen(f), 300 + 2);   /* 299 digits, ", ", 1 digit: longest first */
+}
+
 static void test_tags_and_commentary(void **state)
 {
 	(void)state;
@@ -325,6 +351,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_printf_fields),
+		cmocka_unit_test(test_adjacent_tokens_bounded),
 		cmocka_unit_test(test_tags_and_commentary),
 		cmocka_unit_test(test_every_observed_row_matches_itself),
 		cmocka_unit_test(test_rank_dest_reg_failed),
