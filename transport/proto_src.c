@@ -61,6 +61,7 @@ struct proto_src {
 	uint32_t file_repeat;       /* the QEMU FILE header's repeat (QEMU <= 8.1: stack bytes) */
 	uint64_t deadline_at_ns;    /* the whole migration's bound (o.deadline_ns after connect), 0 = none */
 	bool guest_stopped;         /* the final round: blocking waits cost wait_stopped_ns */
+	bool stopped_hung;          /* it stopped where QEMU would wait forever, whatever cx names */
 };
 
 /* The side stopped (cx just recorded) after QEMU <= 8.1's save_page swallowed an earlier
@@ -69,6 +70,9 @@ static void merge_swallowed(proto_src *s)
 {
 	if (!s->swallowed.cause)
 		return;
+	/* the swallowed error is the cause, but this side stopped in a wait QEMU would never leave:
+	 * it sends the peer nothing then (proto_src_free), as QEMU, still waiting, would not */
+	s->stopped_hung = proto_cause_is_hang(s->cx.cause);
 	char later[CAUSE_DETAIL_MAX];
 	snprintf(later, sizeof later, "%s", s->cx.detail);
 	char all[3 * CAUSE_DETAIL_MAX];
@@ -247,7 +251,8 @@ void proto_src_free(proto_src *s)
 	if (!s)
 		return;
 	if (s->ep) {
-		if (s->connected && s->cx.cause && !s->received_error && !proto_cause_is_hang(s->cx.cause))
+		if (s->connected && s->cx.cause && !s->received_error && !proto_cause_is_hang(s->cx.cause) &&
+		    !s->stopped_hung)
 			send_error(s);
 		if (s->connected)
 			hca_disconnect(s->ep);
